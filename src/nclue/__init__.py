@@ -1,0 +1,3 @@
+"""nclue: conjunctive cross-page retrieval toolkit."""
+
+__version__ = "0.1.0"

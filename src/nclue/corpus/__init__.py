@@ -1,0 +1,1 @@
+"""Corpus: fetch recipes, PDF page text (with OCR fallback) and the Parquet page store."""

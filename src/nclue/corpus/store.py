@@ -1,0 +1,146 @@
+"""The Parquet page store: ``docs.parquet`` + ``pages.parquet`` inside a collection directory.
+
+Schema (see ``docs/formats.md``):
+
+* ``docs.parquet``: ``doc_id`` (str, stable, derived from the relative path), ``path``,
+  ``sha256``, ``n_pages`` (int32), ``n_bytes`` (int64), ``source``, ``status``
+  (``"ok"`` or a failure reason such as ``"encrypted"``), ``error`` (str or null).
+* ``pages.parquet``: ``doc_id``, ``page`` (1-based int32), ``text``, ``n_chars`` (int32),
+  ``method`` (``"text"``, ``"ocr"`` or ``"none"``), sorted by ``(doc_id, page)``.
+
+Consumers use :class:`PageStore`, which exposes the page table as aligned arrays (the
+hot-path form): ``page_doc`` (document index per page), ``page_number`` and ``texts``,
+plus ``doc_offsets`` so that pages of document ``i`` are rows
+``doc_offsets[i]:doc_offsets[i+1]``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from nclue.errors import NclueError
+from nclue.io import atomic_write_bytes
+
+DOCS_FILE = "docs.parquet"
+PAGES_FILE = "pages.parquet"
+
+DOCS_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("path", pa.string()),
+        ("sha256", pa.string()),
+        ("n_pages", pa.int32()),
+        ("n_bytes", pa.int64()),
+        ("source", pa.string()),
+        ("status", pa.string()),
+        ("error", pa.string()),
+    ]
+)
+PAGES_SCHEMA = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("page", pa.int32()),
+        ("text", pa.string()),
+        ("n_chars", pa.int32()),
+        ("method", pa.string()),
+    ]
+)
+
+
+def write_table_atomic(path: str | os.PathLike[str], table: pa.Table) -> None:
+    """Write a Parquet table atomically (zstd, deterministic row order given by the caller)."""
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer, compression="zstd")
+    atomic_write_bytes(path, buffer.getvalue())
+
+
+@dataclass
+class PageStore:
+    """Read access to a collection directory's page store."""
+
+    root: Path
+    docs: pa.Table
+    pages: pa.Table
+
+    @classmethod
+    def open(cls, root: str | os.PathLike[str]) -> "PageStore":
+        """Open a collection; raise :class:`NclueError` naming what is missing and how to build it."""
+        base = Path(root)
+        if not base.is_dir():
+            raise NclueError(f"{base}: collection directory not found; build it with `nclue ingest PDF_DIR {base}`")
+        missing = [name for name in (DOCS_FILE, PAGES_FILE) if not (base / name).is_file()]
+        if missing:
+            raise NclueError(
+                f"{base}: not a collection (missing {', '.join(missing)}); build it with `nclue ingest PDF_DIR {base}`"
+            )
+        docs = pq.read_table(base / DOCS_FILE)
+        pages = pq.read_table(base / PAGES_FILE)
+        return cls(root=base, docs=docs, pages=pages)
+
+    @cached_property
+    def doc_ids(self) -> np.ndarray:
+        """Sorted ``doc_id``s of successfully ingested documents (object array)."""
+        ids = self.pages.column("doc_id").to_numpy(zero_copy_only=False)
+        return np.array(sorted(set(ids.tolist())), dtype=object) if len(ids) else np.array([], dtype=object)
+
+    @cached_property
+    def doc_index(self) -> dict[str, int]:
+        """``doc_id`` → position in :attr:`doc_ids`."""
+        return {doc_id: i for i, doc_id in enumerate(self.doc_ids.tolist())}
+
+    @cached_property
+    def page_doc(self) -> np.ndarray:
+        """int32 document index (into :attr:`doc_ids`) of every page row."""
+        index = self.doc_index
+        ids = self.pages.column("doc_id").to_pylist()
+        return np.fromiter((index[d] for d in ids), dtype=np.int32, count=len(ids))
+
+    @cached_property
+    def page_number(self) -> np.ndarray:
+        """int32 1-based page number of every page row."""
+        return self.pages.column("page").to_numpy().astype(np.int32, copy=False)
+
+    @cached_property
+    def texts(self) -> list[str]:
+        """Text of every page row, aligned with :attr:`page_doc`."""
+        return [t or "" for t in self.pages.column("text").to_pylist()]
+
+    @cached_property
+    def doc_offsets(self) -> np.ndarray:
+        """CSR offsets: pages of document ``i`` are rows ``doc_offsets[i]:doc_offsets[i+1]``."""
+        counts = np.bincount(self.page_doc, minlength=len(self.doc_ids))
+        offsets = np.zeros(len(self.doc_ids) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        if len(self.page_doc) and np.any(np.diff(self.page_doc) < 0):
+            raise NclueError(f"{self.root / PAGES_FILE}: rows are not sorted by (doc_id, page); re-run `nclue ingest`")
+        return offsets
+
+    @cached_property
+    def doc_sha256(self) -> dict[str, str]:
+        """``doc_id`` → SHA-256 for every ingested document."""
+        rows = self.docs.select(["doc_id", "sha256"]).to_pylist()
+        return {r["doc_id"]: r["sha256"] for r in rows}
+
+    def page_text(self, doc_id: str, page: int) -> str:
+        """Text of one page (1-based); raises :class:`NclueError` if it does not exist."""
+        i = self.doc_index.get(doc_id)
+        if i is None:
+            raise NclueError(f"{self.root}: unknown document {doc_id!r}")
+        start, stop = int(self.doc_offsets[i]), int(self.doc_offsets[i + 1])
+        rows = np.nonzero(self.page_number[start:stop] == page)[0]
+        if not len(rows):
+            raise NclueError(f"{self.root}: document {doc_id!r} has no page {page}")
+        return self.texts[start + int(rows[0])]
+
+    @property
+    def n_pages(self) -> int:
+        """Number of page rows."""
+        return self.pages.num_rows

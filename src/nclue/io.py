@@ -1,0 +1,121 @@
+"""Atomic file writes, JSON Lines with line-numbered errors, and SHA-256 helpers.
+
+Every file nclue writes goes through :func:`atomic_write_bytes`: the bytes go to a
+temporary file in the same directory, are fsync'd, and the file is renamed over the
+target, so a reader (or a rerun after SIGKILL) sees either the old file or the new one,
+never a torn one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from nclue.errors import NclueError, where
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temp file + fsync + rename + dir fsync)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    fsync_dir(target.parent)
+
+
+def fsync_dir(directory: str | os.PathLike[str]) -> None:
+    """fsync a directory so a completed rename survives a crash."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write UTF-8 ``text`` to ``path`` atomically."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def dumps_canonical(obj: Any) -> str:
+    """JSON with sorted keys and no NaN: the byte-stable form used for hashing and files."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> int:
+    """Atomically write ``rows`` as JSON Lines (canonical key order); return the row count."""
+    lines = [dumps_canonical(row) for row in rows]
+    atomic_write_text(path, "".join(line + "\n" for line in lines))
+    return len(lines)
+
+
+def write_json(path: str | os.PathLike[str], obj: Any) -> None:
+    """Atomically write an indented, key-sorted JSON document."""
+    atomic_write_text(path, json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def _reject_constant(token: str) -> float:
+    raise ValueError(f"{token} is not a valid number")
+
+
+def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line of a JSON Lines file.
+
+    Raises :class:`NclueError` naming ``path:line`` for a line that is not a JSON object
+    or that contains NaN/Infinity.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise NclueError(f"{p}: file not found")
+    with p.open("r", encoding="utf-8") as handle:
+        for number, raw in enumerate(handle, start=1):
+            text = raw.strip()
+            if not text:
+                continue
+            try:
+                obj = json.loads(text, parse_constant=_reject_constant)
+            except (json.JSONDecodeError, ValueError) as exc:
+                raise NclueError(f"{where(p, number)}: malformed JSON ({exc}); fix or remove this line") from None
+            if not isinstance(obj, dict):
+                raise NclueError(f"{where(p, number)}: expected a JSON object, got {type(obj).__name__}")
+            yield number, obj
+
+
+def require_finite(value: Any, path: object, line: int, field: str) -> float:
+    """Return ``value`` as a finite float or raise an error naming file, line and field."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise NclueError(f"{where(path, line)}: field '{field}' is not a number: {value!r}") from None
+    if not math.isfinite(number):
+        raise NclueError(f"{where(path, line)}: field '{field}' is {value!r}; scores must be finite numbers")
+    return number
+
+
+def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
+    """Hex SHA-256 of a file's bytes, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def sha256_bytes(data: bytes) -> str:
+    """Hex SHA-256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()

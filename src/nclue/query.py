@@ -1,0 +1,89 @@
+"""Conditions, query parsing, and the three verbatim renderings of SPEC §2.
+
+* ``raw``: the construction text (here: the conditions joined by ``" "``, unless the
+  builder supplies its own raw text);
+* ``clean_v2``: each concept quoted, separated by ``"; "`` —
+  ``"Grievance Mechanism"; "Comparison"; "Resettlement"``;
+* ``natural``: ``Find the document that discusses "X", "Y", and "Z".`` (two conditions:
+  ``"X" and "Y"``).
+
+The semicolon delimiter is deliberate: concept-internal "and" makes other delimiters
+ambiguous (seed, Query-Form Robustness Protocol).
+"""
+
+from __future__ import annotations
+
+import re
+
+from nclue.errors import NclueError
+
+MAX_CONDITIONS = 8
+_QUOTED = re.compile(r'"([^"]+)"')
+_NATURAL = re.compile(r'^\s*Find the document that discusses (.+?)\.?\s*$', re.IGNORECASE)
+
+
+def render_raw(conditions: list[str] | tuple[str, ...]) -> str:
+    """The default raw construction text: conditions separated by single spaces."""
+    return " ".join(conditions)
+
+
+def render_clean_v2(conditions: list[str] | tuple[str, ...]) -> str:
+    """``"A"; "B"; "C"``."""
+    return "; ".join(f'"{c}"' for c in conditions)
+
+
+def render_natural(conditions: list[str] | tuple[str, ...]) -> str:
+    """``Find the document that discusses "A", "B", and "C".`` (``"A" and "B"`` for two)."""
+    quoted = [f'"{c}"' for c in conditions]
+    if len(quoted) == 1:
+        body = quoted[0]
+    elif len(quoted) == 2:
+        body = f"{quoted[0]} and {quoted[1]}"
+    else:
+        body = ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
+    return f"Find the document that discusses {body}."
+
+
+def render_forms(conditions: list[str] | tuple[str, ...], raw: str | None = None) -> dict[str, str]:
+    """All three renderings; ``raw`` overrides the default raw text when given."""
+    return {
+        "raw": raw if raw is not None else render_raw(conditions),
+        "clean_v2": render_clean_v2(conditions),
+        "natural": render_natural(conditions),
+    }
+
+
+def parse_conditions(text: str, extra: list[str] | tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Parse a query into its conditions.
+
+    Accepts the clean_v2 form (``"A"; "B"``), the natural template, or free text plus
+    explicit ``extra`` conditions (the CLI's ``--condition`` flags). Quoted concepts win;
+    free text without quotes is split on ``;``. Raises :class:`NclueError` for an empty
+    query, a single condition, or more than :data:`MAX_CONDITIONS`.
+    """
+    conditions: list[str] = []
+    body = text or ""
+    natural = _NATURAL.match(body)
+    if natural:
+        body = natural.group(1)
+    quoted = _QUOTED.findall(body)
+    if quoted:
+        conditions.extend(q.strip() for q in quoted)
+    elif body.strip():
+        conditions.extend(part.strip() for part in body.split(";"))
+    conditions.extend(c.strip() for c in extra)
+    conditions = [c for c in conditions if c]
+    seen: dict[str, None] = {}
+    for c in conditions:
+        seen.setdefault(c, None)
+    unique = tuple(seen)
+    if not unique:
+        raise NclueError('empty query: give conditions as "A"; "B" or with --condition A --condition B')
+    if len(unique) == 1:
+        raise NclueError(
+            f"only one condition ({unique[0]!r}): a conjunctive query needs at least two; "
+            'separate them as "A"; "B" or add --condition'
+        )
+    if len(unique) > MAX_CONDITIONS:
+        raise NclueError(f"{len(unique)} conditions given; at most {MAX_CONDITIONS} are supported")
+    return unique
