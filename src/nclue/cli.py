@@ -42,11 +42,24 @@ def _root(
     """nclue — find the document that covers every condition."""
 
 
-def _register_all() -> None:
-    from nclue.corpus import commands as corpus_commands
+COMMAND_MODULES = (
+    "nclue.corpus.commands",
+    "nclue.index.commands",
+    "nclue.systems.commands",
+    "nclue.bench.commands",
+    "nclue.evaluate.commands",
+    "nclue.report.commands",
+    "nclue.select.commands",
+)
 
-    for module in (corpus_commands,):
-        module.register(app)
+
+def _register_all() -> None:
+    import importlib
+    import importlib.util
+
+    for name in COMMAND_MODULES:
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name).register(app)
 
 
 _register_all()

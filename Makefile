@@ -1,0 +1,43 @@
+# nclue — two commands do all set-up on a fresh machine:
+#   make demo   fetch the real Debian corpus, ingest, index, build the benchmark, run the matrix, report
+#   make test   run the test suite (real PDFs, real models)
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+NCLUE := $(VENV)/bin/nclue
+STAMP := $(VENV)/.installed
+DEMO ?= nclue-demo
+APT_PACKAGES := tesseract-ocr tesseract-ocr-eng
+
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: demo test venv system-deps clean-demo
+
+# Debian packages the project needs (OCR fallback). Installed only when missing.
+system-deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[neural,dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+test: system-deps $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider --timeout 1200
+
+demo: system-deps $(STAMP)
+	$(PY) -m nclue.demo --out $(DEMO)
+
+clean-demo:
+	rm -rf $(DEMO)
