@@ -55,11 +55,15 @@ COMMAND_MODULES = (
 
 def _register_all() -> None:
     import importlib
-    import importlib.util
 
     for name in COMMAND_MODULES:
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name).register(app)
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and name.startswith(exc.name):
+                continue
+            raise
+        module.register(app)
 
 
 _register_all()
