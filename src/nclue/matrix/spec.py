@@ -1,0 +1,157 @@
+"""The matrix spec: which systems run, on which query forms, and which contrasts to test.
+
+A spec is a TOML file (the default ships as ``nclue/matrix/default.toml``)::
+
+    depth = 100                 # documents per ranking
+    k = 10                      # metric cut-off
+    form = "clean_v2"           # default query rendering
+
+    [[run]]
+    system = "bm25.decompose(distinct)"
+    block = "decomposition"     # standalone | decomposition | fusion | reranking | baseline
+    forms = ["raw", "clean_v2", "natural"]   # optional: query-form controls
+
+    [[contrast]]                # a displayed base→variant pair (SPEC §4)
+    name = "Lexical composition"
+    base = "bm25.joint"
+    variants = ["bm25.decompose(min)", "bm25.decompose(distinct)"]
+
+Every tried variant of a contrast forms one max-|T| block; the displayed variant is the
+block's best n-Clue Score endpoint, so its p-value pays for the selection.
+
+Run names are the system name for the default form and ``system@form`` otherwise; they are
+also the run file stems, the table rows and the CLI strings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from nclue.errors import NclueError
+from nclue.types import FORMS
+
+BLOCKS: dict[str, str] = {
+    "standalone": "RET",
+    "decomposition": "DEC",
+    "fusion": "FUS",
+    "reranking": "RER",
+    "baseline": "BL",
+    "query-form": "QF",
+}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One ranking to produce: a system on one query form."""
+
+    system: str
+    form: str
+    block: str
+    default_form: str
+
+    @property
+    def name(self) -> str:
+        """Run name / file stem: ``system`` on the default form, ``system@form`` otherwise."""
+        return self.system if self.form == self.default_form else f"{self.system}@{self.form}"
+
+    @property
+    def category(self) -> str:
+        """Seed category code (RET, DEC, FUS, RER, BL, QF); off-default forms are QF."""
+        return "QF" if self.form != self.default_form else BLOCKS[self.block]
+
+
+@dataclass(frozen=True)
+class ContrastSpec:
+    """A displayed contrast: one base and every tried variant of the same operation."""
+
+    name: str
+    base: str
+    variants: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MatrixSpec:
+    """A parsed matrix spec."""
+
+    depth: int
+    k: int
+    form: str
+    runs: tuple[RunSpec, ...]
+    contrasts: tuple[ContrastSpec, ...]
+    source: str
+    sha256: str
+
+    @property
+    def run_names(self) -> list[str]:
+        """Every run name, in spec order."""
+        return [r.name for r in self.runs]
+
+
+def default_matrix_path() -> Path:
+    """Path of the shipped default matrix (``nclue/matrix/default.toml``)."""
+    return Path(str(resources.files("nclue.matrix") / "default.toml"))
+
+
+def load_matrix(path: str | Path | None = None) -> MatrixSpec:
+    """Parse and validate a matrix TOML; ``None`` loads the shipped default.
+
+    Raises :class:`NclueError` naming the file and the offending entry for unknown keys,
+    blocks, forms, duplicate runs, or contrasts that name runs not in the matrix.
+    """
+    p = Path(path) if path is not None else default_matrix_path()
+    if not p.is_file():
+        raise NclueError(f"{p}: matrix spec not found")
+    raw = p.read_bytes()
+    try:
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise NclueError(f"{p}: not valid TOML ({exc})") from None
+    unknown = set(doc) - {"depth", "k", "form", "run", "contrast"}
+    if unknown:
+        raise NclueError(f"{p}: unknown top-level keys {sorted(unknown)}; allowed: depth, k, form, run, contrast")
+    depth, k, form = int(doc.get("depth", 100)), int(doc.get("k", 10)), str(doc.get("form", "clean_v2"))
+    if form not in FORMS:
+        raise NclueError(f"{p}: form {form!r} is not one of {', '.join(FORMS)}")
+    if not 1 <= k <= depth:
+        raise NclueError(f"{p}: need 1 <= k <= depth, got k={k}, depth={depth}")
+    runs: list[RunSpec] = []
+    for i, entry in enumerate(doc.get("run", []), start=1):
+        where = f"{p}: [[run]] #{i}"
+        extra = set(entry) - {"system", "block", "forms"}
+        if extra or "system" not in entry:
+            raise NclueError(f"{where}: needs 'system' (and optional 'block', 'forms'); unexpected {sorted(extra)}")
+        block = str(entry.get("block", "standalone"))
+        if block not in BLOCKS or block == "query-form":
+            raise NclueError(f"{where}: block {block!r} is not one of {', '.join(b for b in BLOCKS if b != 'query-form')}")
+        forms = entry.get("forms", [form])
+        for f in forms:
+            if f not in FORMS and f != "paraphrase":
+                raise NclueError(f"{where}: form {f!r} is not one of {', '.join(FORMS)} or paraphrase")
+        for f in forms:
+            runs.append(RunSpec(system=str(entry["system"]), form=str(f), block=block, default_form=form))
+    names = [r.name for r in runs]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise NclueError(f"{p}: runs listed twice: {', '.join(dupes)}")
+    contrasts: list[ContrastSpec] = []
+    for i, entry in enumerate(doc.get("contrast", []), start=1):
+        where = f"{p}: [[contrast]] #{i}"
+        if set(entry) != {"name", "base", "variants"} or not entry["variants"]:
+            raise NclueError(f"{where}: needs exactly 'name', 'base' and a non-empty 'variants' list")
+        missing = [s for s in [entry["base"], *entry["variants"]] if s not in names]
+        if missing:
+            raise NclueError(f"{where}: {', '.join(missing)} not among the matrix runs; add a [[run]] for each")
+        contrasts.append(ContrastSpec(name=str(entry["name"]), base=str(entry["base"]), variants=tuple(entry["variants"])))
+    return MatrixSpec(
+        depth=depth,
+        k=k,
+        form=form,
+        runs=tuple(runs),
+        contrasts=tuple(contrasts),
+        source=str(p),
+        sha256=hashlib.sha256(raw).hexdigest(),
+    )
