@@ -1,0 +1,168 @@
+"""Run every system of a matrix spec, skipping runs whose spec and inputs are unchanged.
+
+Each run's *spec hash* is the SHA-256 of its canonical description: system name, query
+form, depth, nclue version, and the fingerprints of its inputs (the release's
+``queries.jsonl`` and ``corpus.jsonl``, the collection's page store, and its index
+files). ``RUN_DIR/matrix.json`` records, per run, that hash, the inputs, the library
+versions and the wall time; a run is skipped when its hash is unchanged and its files
+still carry the recorded SHA-256. Anything else — a changed system, form, depth, query
+file, collection or index — reruns it.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nclue import __version__
+from nclue.errors import NclueError
+from nclue.io import dumps_canonical, sha256_bytes, sha256_file, write_json
+from nclue.matrix.spec import MatrixSpec, RunSpec
+
+MANIFEST = "matrix.json"
+_VERSIONED = ("numpy", "scipy", "bm25s", "pypdfium2", "torch", "sentence-transformers", "onnxruntime")
+
+
+def versions() -> dict[str, str]:
+    """Installed versions of nclue and the libraries that shape a ranking."""
+    out = {"nclue": __version__}
+    for dist in _VERSIONED:
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def tree_fingerprint(root: Path) -> str:
+    """SHA-256 over ``(relative path, size, mtime_ns)`` of every file below ``root``.
+
+    Cheap enough for multi-GB indexes; a rebuilt index changes mtimes and therefore
+    reruns dependent runs (the safe direction).
+    """
+    if not root.exists():
+        return "absent"
+    entries = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        stat = path.stat()
+        entries.append(f"{path.relative_to(root).as_posix()}\t{stat.st_size}\t{stat.st_mtime_ns}")
+    return sha256_bytes("\n".join(entries).encode())
+
+
+def input_fingerprints(bench_dir: Path, collection_dir: Path) -> dict[str, str]:
+    """Fingerprints of everything a run reads."""
+    out = {}
+    for name in ("queries.jsonl", "corpus.jsonl"):
+        path = bench_dir / name
+        out[f"bench/{name}"] = sha256_file(path) if path.is_file() else "absent"
+    for name in ("docs.parquet", "pages.parquet"):
+        out[f"collection/{name}"] = sha256_file(collection_dir / name)
+    out["collection/index"] = tree_fingerprint(collection_dir / "index")
+    return out
+
+
+def spec_hash(run: RunSpec, depth: int, inputs: dict[str, str]) -> str:
+    """SHA-256 of the canonical run description plus its inputs."""
+    desc = {"system": run.system, "form": run.form, "depth": depth, "nclue": __version__, "inputs": inputs}
+    return sha256_bytes(dumps_canonical(desc).encode())
+
+
+@dataclass
+class MatrixResult:
+    """What :func:`run_matrix` did."""
+
+    ran: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _load_manifest(out: Path) -> dict:
+    import json
+
+    path = out / MANIFEST
+    if not path.is_file():
+        return {"runs": {}}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return {"runs": {}}
+
+
+def _unchanged(entry: dict | None, digest: str, out: Path) -> bool:
+    if not entry or entry.get("spec_hash") != digest:
+        return False
+    files = entry.get("files", {})
+    return bool(files) and all((out / f).is_file() and sha256_file(out / f) == h for f, h in files.items())
+
+
+def run_matrix(
+    spec: MatrixSpec,
+    bench_dir: str | os.PathLike[str],
+    collection_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    progress: bool = True,
+    force: bool = False,
+) -> MatrixResult:
+    """Produce every run of ``spec`` in ``out_dir`` (TREC + JSONL each), skipping unchanged ones.
+
+    The manifest is rewritten atomically after every run, so an interrupted matrix resumes
+    where it stopped.
+    """
+    from nclue.systems.registry import Workspace
+    from nclue.systems.run import run_systems
+
+    bench, coll, out = Path(bench_dir), Path(collection_dir), Path(out_dir)
+    if not (bench / "queries.jsonl").is_file():
+        raise NclueError(f"{bench}: no queries.jsonl; build a benchmark with `nclue build COLLECTION -o {bench}`")
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = _load_manifest(out)
+    inputs = input_fingerprints(bench, coll)
+    manifest.update({"spec": {"source": spec.source, "sha256": spec.sha256, "depth": spec.depth, "k": spec.k,
+                              "form": spec.form}})
+    manifest["contrasts"] = [{"name": c.name, "base": c.base, "variants": list(c.variants)} for c in spec.contrasts]
+    runs = manifest.setdefault("runs", {})
+    for stale in set(runs) - set(spec.run_names):
+        del runs[stale]
+    result = MatrixResult()
+    workspace: Workspace | None = None
+    for i, run in enumerate(spec.runs, start=1):
+        digest = spec_hash(run, spec.depth, inputs)
+        if not force and _unchanged(runs.get(run.name), digest, out):
+            result.skipped.append(run.name)
+            continue
+        if progress:
+            from rich.console import Console
+
+            Console(stderr=True).print(f"[{i}/{len(spec.runs)}] {run.name}", highlight=False)
+        if workspace is None:
+            workspace = Workspace(coll)
+        started = time.perf_counter()
+        report = run_systems(
+            bench, coll, [run.system], form=run.form, out_dir=out, depth=spec.depth, progress=progress,
+            default_form=spec.form, workspace=workspace,
+        )
+        seconds = time.perf_counter() - started
+        errors = report.failed.get(run.name, {})
+        if errors:
+            result.failed[run.name] = f"{len(errors)} queries without a ranking (e.g. {next(iter(errors.values()))})"
+        runs[run.name] = {
+            "system": run.system,
+            "form": run.form,
+            "block": run.block,
+            "category": run.category,
+            "spec_hash": digest,
+            "inputs": inputs,
+            "versions": versions(),
+            "seconds": round(seconds, 3),
+            "queries_without_ranking": len(errors),
+            "files": {p.name: sha256_file(p) for p in report.files},
+        }
+        result.notes.append(report.summary())
+        result.ran.append(run.name)
+        write_json(out / MANIFEST, manifest)
+    write_json(out / MANIFEST, manifest)
+    return result
