@@ -1,0 +1,148 @@
+"""Score a verified freeze against judgments (R03): metrics, oracle, bootstrap, tables.
+
+Order of operations is the protocol: :func:`nclue.select.freeze.verify_freeze` first (a
+changed freeze or a missing one refuses before the judgments file is touched), then the
+judgments are read, the labeled oracle is enumerated per task, every frozen ranking is
+scored, and each split gets its results table and paired bootstrap effects.
+
+Outputs in ``OUT``: ``scores.jsonl`` (task × method), ``summary.json``, ``results.md`` /
+``results.tex`` (per split: results and effects tables), ``cases.md`` / ``cases.tex``
+(the per-task case tables).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from nclue.errors import NclueError
+from nclue.io import atomic_write_text, sha256_file, write_json, write_jsonl
+from nclue.select.bootstrap import DRAWS, SEED, draw_indices, paired_interval
+from nclue.select.encode import load_vectors
+from nclue.select.freeze import MANIFEST_FILE, VECTORS_FILE, load_rankings, verify_freeze
+from nclue.select.metrics import METRICS, TaskScore, score_task, summarise
+from nclue.select.oracle import labeled_oracle
+from nclue.select.tables import case_table, effects_table, label, results_table
+from nclue.select.tasks import ALL_SPLIT, MissingPolicy, Task, load_docs, load_judgments, load_tasks, split_names
+
+ORACLE = "oracle"
+REFERENCE = "dense"
+CONTRASTS: tuple[tuple[str, str], ...] = (("coverage", "dense"), ("gated", "dense"), ("gated", "coverage"))
+TABLE_NOTE = (
+    "Coverage uses all written requirements as denominator. Label redundancy is repeated agreed "
+    "document–obligation assignments divided by total assignments; it is zero when there are no assignments. "
+    "“Lost / gained” sums task-specific distinct obligations, counted once per task. The labeled oracle reads "
+    "the labels and is a diagnostic ceiling, never a baseline."
+)
+
+
+def _effects(scores: dict[str, list[TaskScore]], methods: list[str], n_tasks: int) -> dict:
+    indices = draw_indices(n_tasks)
+    effects = {}
+    for a, b in CONTRASTS:
+        if a in methods and b in methods:
+            effects[(a, b)] = {
+                metric: paired_interval(np.array([getattr(s, metric) for s in scores[a]], dtype=float),
+                                        np.array([getattr(s, metric) for s in scores[b]], dtype=float), indices)
+                for metric in METRICS
+            }
+    return effects
+
+
+def evaluate(task_dir: str | Path, freeze_dir: str | Path, judgments: str | Path, out_dir: str | Path,
+             on_missing: MissingPolicy = "error", on_task: Callable[[], None] | None = None) -> dict:
+    """Verify the freeze, then score it (module docstring); returns ``summary.json``'s content."""
+    manifest, method = verify_freeze(task_dir, freeze_dir)
+    if REFERENCE not in method["selectors"]:
+        raise NclueError(f"{freeze_dir}: the freeze lacks the '{REFERENCE}' ranking that lost/gained are counted against")
+    k, selectors = int(method["k"]), list(method["selectors"])
+    tasks = load_tasks(task_dir)
+    docs = load_docs(task_dir, tasks)
+    vectors = load_vectors(Path(freeze_dir) / VECTORS_FILE)
+    rankings = load_rankings(freeze_dir)
+    labels = load_judgments(judgments, tasks, on_missing)
+    methods = [*selectors, ORACLE]
+
+    per_task: dict[str, dict[str, TaskScore]] = {}
+    chosen: dict[str, dict[str, list[str]]] = {}
+    rows: list[dict] = []
+    oracle_stats = {"enumerated": 0, "subsets": 0, "obligations": 0, "unreachable": 0, "attainable_covered": 0}
+    for task in tasks:
+        lab, tv = labels[task.task_id], vectors.task_vectors(task)
+        position = {d: i for i, d in enumerate(task.pool)}
+        oracle = labeled_oracle(lab.grade, lab.agreed, task.pool, k)
+        ranks = {name: [position[d] for d in rankings[(task.task_id, name)]] for name in selectors}
+        ranks[ORACLE] = oracle.positions
+        reference = score_task(lab.grade, lab.agreed, tv.docs, ranks[REFERENCE], k).covered
+        per_task[task.task_id] = {name: score_task(lab.grade, lab.agreed, tv.docs, ranks[name], k, reference)
+                                  for name in methods}
+        chosen[task.task_id] = {name: [task.pool[p] for p in ranks[name]] for name in methods}
+        attainable = int(lab.agreed.any(axis=0).sum())
+        oracle_stats["enumerated"] += oracle.enumerated
+        oracle_stats["subsets"] += oracle.total
+        oracle_stats["obligations"] += task.m
+        oracle_stats["unreachable"] += task.m - attainable
+        oracle_stats["attainable_covered"] += int(oracle.coverage == attainable)
+        for name in methods:
+            score = asdict(per_task[task.task_id][name])
+            score["covered"] = sorted(r + 1 for r in score["covered"])
+            rows.append({"task_id": task.task_id, "method": name, "ranking": chosen[task.task_id][name], **score})
+        if on_task is not None:
+            on_task()
+
+    splits: dict[str, dict] = {}
+    md, tex = ["# Coverage selection results\n"], []
+    for split in split_names(tasks):
+        members = [t for t in tasks if split == ALL_SPLIT or split in t.splits]
+        scores = {name: [per_task[t.task_id][name] for t in members] for name in methods}
+        summaries = {name: summarise(scores[name]) for name in methods}
+        effects = _effects(scores, methods, len(members))
+        splits[split] = {
+            "tasks": len(members),
+            "methods": summaries,
+            "effects": {f"{a}-minus-{b}": {m: asdict(iv) for m, iv in ivs.items()} for (a, b), ivs in effects.items()},
+        }
+        md += [f"## Split `{split}` ({len(members)} tasks)\n", results_table(summaries, "md"), TABLE_NOTE + "\n",
+               effects_table(effects, "md"),
+               f"{DRAWS:,} paired task bootstrap draws, seed {SEED}; percentile intervals, exploratory.\n"]
+        tex += [f"% split {split} ({len(members)} tasks)", results_table(summaries, "tex"), effects_table(effects, "tex")]
+    md.append(
+        f"The oracle enumerated {oracle_stats['enumerated']:,} {k}-document subsets, exactly representing all "
+        f"{oracle_stats['subsets']:,} across {len(tasks)} pools; {oracle_stats['unreachable']} of "
+        f"{oracle_stats['obligations']} obligations have no agreed supporting document anywhere in their pool.\n"
+    )
+    atomic_write_text(Path(out_dir) / "results.md", "\n".join(md))
+    atomic_write_text(Path(out_dir) / "results.tex", "\n".join(tex))
+    _write_cases(Path(out_dir), tasks, docs, labels, chosen, methods)
+    write_jsonl(Path(out_dir) / "scores.jsonl", rows)
+    summary = {
+        "k": k,
+        "freeze_manifest_sha256": sha256_file(Path(freeze_dir) / MANIFEST_FILE),
+        "judgments_sha256": sha256_file(judgments),
+        "missing_judgments": {t.task_id: labels[t.task_id].missing for t in tasks if labels[t.task_id].missing},
+        "oracle": oracle_stats,
+        "bootstrap": {"draws": DRAWS, "seed": SEED, "level": 0.95},
+        "splits": splits,
+    }
+    write_json(Path(out_dir) / "summary.json", summary)
+    return summary
+
+
+def _write_cases(out: Path, tasks: list[Task], docs: dict, labels: dict, chosen: dict, methods: list[str]) -> None:
+    titles = {d: doc.title or d for d, doc in docs.items()}
+    md, tex = ["# Per-task case tables\n"], []
+    for task in tasks:
+        lab = labels[task.task_id]
+        grades = {d: float(lab.grade[i]) for i, d in enumerate(task.pool)}
+        agreed = {d: [int(r) + 1 for r in np.nonzero(lab.agreed[i])[0]] for i, d in enumerate(task.pool)}
+        reqs = "; ".join(f"({i}) {r}" for i, r in enumerate(task.requirements, start=1))
+        md.append(f"## Task `{task.task_id}`\n\n{task.question}\n\nRequirements: {reqs}\n")
+        tex.append(f"% task {task.task_id}")
+        for name in methods:
+            md += [f"**{label(name)}**\n", case_table(chosen[task.task_id][name], titles, grades, agreed, "md")]
+            tex += [f"% {label(name)}", case_table(chosen[task.task_id][name], titles, grades, agreed, "tex")]
+    atomic_write_text(out / "cases.md", "\n".join(md))
+    atomic_write_text(out / "cases.tex", "\n".join(tex))

@@ -1,0 +1,78 @@
+"""Metrics on hand-computed cases, bootstrap determinism, and table rendering."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from nclue.select.bootstrap import draw_indices, paired_interval
+from nclue.select.metrics import ndcg_at_k, score_task, summarise
+from nclue.select.tables import case_table, render, results_table
+
+
+def test_seed_oracle_case_redundancy_and_coverage():
+    # the seed's oracle case: agreed sets [4], [1,4], [1,2,4], [3,4], [4]; grades 3,3,3,2.5,2
+    agreed = np.zeros((5, 4), dtype=bool)
+    for i, reqs in enumerate([[4], [1, 4], [1, 2, 4], [3, 4], [4]]):
+        agreed[i, [r - 1 for r in reqs]] = True
+    grade = np.array([3, 3, 3, 2.5, 2])
+    docs = np.eye(5)
+    s = score_task(grade, agreed, docs, [0, 1, 2, 3, 4], 5)
+    assert s.coverage == 1.0
+    assert math.isclose(s.redundancy, 5 / 9)
+    assert s.no_obligation == 0
+    assert s.pair_cosine == 0.0
+    assert s.ndcg == 1.0
+
+
+def test_ndcg_uses_the_complete_pool_as_ideal():
+    grade = np.array([0, 1, 3, 2, 0, 0, 2])
+    disc = 1 / np.log2(np.arange(2, 7))
+    got = ndcg_at_k(grade, [1, 0, 4, 5, 6], 5)
+    expected = (1 * disc[0] + 2 * disc[4]) / (3 * disc[0] + 2 * disc[1] + 2 * disc[2] + 1 * disc[3])
+    assert math.isclose(got, expected)
+    assert ndcg_at_k(np.zeros(6), [0, 1, 2, 3, 4], 5) == 0.0
+
+
+def test_lost_gained_and_zero_assignment_redundancy():
+    agreed = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 0], [0, 0, 1], [0, 0, 0], [0, 0, 0]], dtype=bool)
+    grade = np.ones(6)
+    docs = np.eye(6)
+    ref = score_task(grade, agreed, docs, [0, 1, 2, 4, 5], 5).covered
+    s = score_task(grade, agreed, docs, [3, 2, 4, 5, 0], 5, ref)
+    assert (s.lost, s.gained) == (1, 1)
+    empty = score_task(grade, agreed, docs, [2, 4, 5], 3)
+    assert empty.redundancy == 0.0 and empty.no_obligation == 3 and empty.coverage == 0.0
+    summary = summarise([s, s])
+    assert summary["lost"] == 2 and summary["tasks"] == 2
+
+
+def test_bootstrap_is_seeded_paired_and_percentile():
+    idx = draw_indices(8)
+    assert idx.shape == (10_000, 8)
+    np.testing.assert_array_equal(idx, draw_indices(8))
+    a = np.array([1.0, 0.5, 0.2, 0.9, 0.3, 0.4, 0.8, 0.1])
+    b = a - 0.1
+    iv = paired_interval(a, b, idx)
+    assert math.isclose(iv.estimate, 0.1) and math.isclose(iv.low, 0.1) and math.isclose(iv.high, 0.1)
+    iv2 = paired_interval(a, np.zeros(8), idx)
+    means = a[idx].mean(axis=1)
+    assert math.isclose(iv2.low, float(np.percentile(means, 2.5)))
+    assert iv2.low < iv2.estimate < iv2.high
+
+
+def test_tables_render_markdown_and_latex():
+    md = case_table(["3", "7"], {"3": "a_b", "7": "c"}, {"3": 2.5, "7": 0.0}, {"3": [1, 2], "7": [2]})
+    assert "| 1 / 3 | a_b | 2.5 | 1, 2 | 1, 2 |" in md
+    assert "| 2 / 7 | c | 0 | 2 | None |" in md
+    tex = render(("A", "B"), [("x_1", "50%")], "tex")
+    assert r"x\_1 & 50\% \\" in tex and r"\toprule" in tex
+    summary = {"ndcg": 0.5, "coverage": 0.25, "redundancy": 0.0, "pair_cosine": 0.1, "no_obligation": 2.0,
+               "lost": 1, "gained": 3}
+    assert "| Dense | 0.5000 | 0.2500 | 0.0000 | 0.1000 | 2.0000 | 1 / 3 |" in results_table({"dense": summary})
+
+
+def test_case_table_shortens_path_like_id_titles():
+    md = case_table(["pkg/doc/guide"], {"pkg/doc/guide": "pkg/doc/guide"}, {"pkg/doc/guide": 2}, {})
+    assert "| 1 / pkg/doc/guide | guide | 2 | None | None |" in md
