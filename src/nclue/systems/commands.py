@@ -1,0 +1,121 @@
+"""CLI: ``nclue search`` (one query, table or JSON) and ``nclue run`` (a release → run files)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import typer
+
+from nclue.errors import NclueError
+
+SNIPPET = 70
+
+
+def snippet(text: str, condition: str, width: int = SNIPPET) -> tuple[str, list[tuple[int, int]]]:
+    """A short window of ``text`` around the first match of ``condition``'s words, plus the
+    ``(start, end)`` spans of every condition word inside it (for highlighting)."""
+    words = [w for w in re.findall(r"\w\w+", condition.lower())]
+    if not words:
+        return text[:width].replace("\n", " "), []
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(w[: max(4, len(w) - 2)]) for w in words) + r")\w*", re.IGNORECASE)
+    first = pattern.search(text)
+    centre = first.start() if first else 0
+    start = max(0, centre - width // 3)
+    window = text[start : start + width].replace("\n", " ")
+    return window, [(m.start(), m.end()) for m in pattern.finditer(window)]
+
+
+def _render_table(results, request, store, console) -> None:  # noqa: ANN001 - rich types imported lazily
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=f"{request.text}", show_lines=True)
+    table.add_column("rank", justify="right")
+    table.add_column("document", overflow="fold")
+    table.add_column("score", justify="right")
+    for condition in request.conditions:
+        table.add_column(condition)
+    for rank, doc in enumerate(results, start=1):
+        cells = []
+        for condition in request.conditions:
+            pages = doc.evidence.get(condition, ())
+            if not pages:
+                cells.append(Text("—" if doc.evidence else "", style="dim"))
+                continue
+            cell = Text(f"p. {', '.join(map(str, pages))}\n", style="bold")
+            window, spans = snippet(store.page_text(doc.doc_id, pages[0]), condition)
+            body = Text(window)
+            for a, b in spans:
+                body.stylize("bold yellow", a, b)
+            cell.append_text(body)
+            cells.append(cell)
+        table.add_row(str(rank), doc.doc_id, f"{doc.score:.4g}", *cells)
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``search`` and ``run`` to the ``nclue`` app."""
+
+    @app.command("search")
+    def search_command(
+        collection: Path = typer.Argument(..., help="Collection directory (with `nclue index COLLECTION --lexical`)."),
+        query: str = typer.Argument("", help='Query: "A"; "B"; "C", the natural template, or free text with --condition.'),
+        system: str = typer.Option("bm25.decompose(distinct)", "--system", "-s", help="System name (docs/systems.md)."),
+        k: int = typer.Option(10, "-k", min=1, help="Number of documents to show."),
+        condition: list[str] = typer.Option([], "--condition", "-c", help="Add a condition (repeatable)."),
+        fmt: str = typer.Option("table", "--format", help="table or json."),
+    ) -> None:
+        """Find the documents that cover every condition, with the pages that prove it.
+
+        Example: nclue search ./coll '"package maintainer"; "kernel module"' --system bm25.decompose(distinct) -k 5
+        """
+        from rich.console import Console
+
+        from nclue.query import parse_conditions, render_clean_v2
+        from nclue.systems.backbone import Request
+        from nclue.systems.registry import Workspace
+
+        if fmt not in ("table", "json"):
+            raise NclueError(f"--format {fmt!r}: use table or json")
+        conditions = parse_conditions(query, condition)
+        text = query if query.strip() and not condition else render_clean_v2(conditions)
+        workspace = Workspace(collection)
+        request = Request(conditions, text)
+        results = workspace.system(system).search(request, k)
+        if fmt == "json":
+            rows = [
+                {"rank": i, "doc_id": d.doc_id, "score": d.score, "evidence": {c: list(p) for c, p in d.evidence.items()}}
+                for i, d in enumerate(results, start=1)
+            ]
+            typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+            return
+        console = Console()
+        if not results:
+            console.print("no document matches")
+            return
+        _render_table(results, request, workspace.store, console)
+
+    @app.command("run")
+    def run_command(
+        bench: Path = typer.Argument(..., help="Benchmark release directory (needs queries.jsonl)."),
+        collection: Path = typer.Argument(..., help="Collection directory with its indexes."),
+        system: list[str] = typer.Option(..., "--system", "-s", help="System name (repeatable)."),
+        form: str = typer.Option("clean_v2", "--form", help="Query rendering: raw, clean_v2 or natural."),
+        output: Path = typer.Option(..., "--output", "-o", help="Run directory to write TREC + JSONL runs into."),
+        depth: int = typer.Option(100, "--depth", min=1, help="Documents per query."),
+    ) -> None:
+        """Run systems on a release's queries; write one TREC and one JSONL run per system.
+
+        Example: nclue run ./bench ./coll -s bm25.joint -s 'bm25.decompose(distinct)' --form clean_v2 -o ./runs
+        """
+        from rich.console import Console
+
+        from nclue.systems.run import run_systems
+
+        report = run_systems(bench, collection, system, form=form, out_dir=output, depth=depth, progress=True)
+        console = Console(stderr=True)
+        for path in report.files:
+            console.print(f"wrote {path}", highlight=False)
+        console.print(report.summary(), highlight=False)

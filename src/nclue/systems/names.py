@@ -1,0 +1,174 @@
+"""System names: a tiny grammar whose values print back to the same text.
+
+Grammar (whitespace around ``(``, ``)``, ``,`` and ``=`` is ignored when parsing; the
+canonical form puts one space after each comma and none elsewhere)::
+
+    system   := op | call
+    op       := BACKBONE "." WORD [ "(" WORD { "," WORD } ")" ]      bm25.decompose(distinct)
+    call     := WORD "(" arg { "," arg } ")"                          rrf(bm25.and, dense.joint)
+    arg      := system | WORD | WORD "=" WORD                         rerank(bm25.joint, minilm-cross, pool=100)
+    BACKBONE := WORD [ ":" WORD ]                                     dense:e5.joint(ptop3)
+    WORD     := [A-Za-z0-9_+-]+
+
+``@`` is reserved for run names (``system@form``, see :mod:`nclue.matrix.spec`).
+:func:`parse_name` and :func:`format_name` are inverse: ``format_name(parse_name(s)) == s``
+for every canonical ``s``, and ``parse_name(format_name(x)) == x`` for every value ``x``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Union
+
+from nclue.errors import NclueError
+
+_WORD = r"[A-Za-z0-9_+\-]+"
+_TOKEN = re.compile(rf"\s*(?:(?P<word>{_WORD}(?::{_WORD})?(?:\.{_WORD})?)|(?P<punct>[(),=]))\s*")
+
+
+@dataclass(frozen=True)
+class Op:
+    """``backbone.op(args)``: a backbone operation (``bm25.decompose(distinct)``)."""
+
+    backbone: str
+    op: str
+    args: tuple[str, ...] = ()
+
+    @property
+    def family(self) -> str:
+        """The registry key: the backbone token before any ``:variant``."""
+        return self.backbone.split(":", 1)[0]
+
+    @property
+    def variant(self) -> str | None:
+        """The backbone variant after ``:`` (e.g. a model key), or ``None``."""
+        return self.backbone.split(":", 1)[1] if ":" in self.backbone else None
+
+
+@dataclass(frozen=True)
+class Call:
+    """``func(arg, ..., key=value, ...)``: a combinator over systems (``rrf``, ``rerank``)."""
+
+    func: str
+    args: tuple["Spec | str", ...]
+    options: tuple[tuple[str, str], ...] = ()
+
+    def option(self, key: str, default: str | None = None) -> str | None:
+        """The value of ``key=value``, or ``default``."""
+        return dict(self.options).get(key, default)
+
+    @property
+    def systems(self) -> tuple["Spec", ...]:
+        """The positional arguments that are systems."""
+        return tuple(a for a in self.args if isinstance(a, (Op, Call)))
+
+
+Spec = Union[Op, Call]
+
+
+def format_name(spec: Spec) -> str:
+    """The canonical text of a system name."""
+    if isinstance(spec, Op):
+        head = f"{spec.backbone}.{spec.op}"
+        return f"{head}({', '.join(spec.args)})" if spec.args else head
+    parts = [a if isinstance(a, str) else format_name(a) for a in spec.args]
+    parts += [f"{k}={v}" for k, v in spec.options]
+    return f"{spec.func}({', '.join(parts)})"
+
+
+def _tokens(text: str) -> list[str]:
+    out: list[str] = []
+    pos = 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise NclueError(f"system name {text!r}: unexpected character {text[pos]!r} at position {pos + 1}")
+        out.append(m.group("word") or m.group("punct"))
+        pos = m.end()
+    return out
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.toks = _tokens(text)
+        self.i = 0
+
+    def peek(self) -> str | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def take(self, expected: str | None = None) -> str:
+        tok = self.peek()
+        if tok is None or (expected is not None and tok != expected):
+            want = f"{expected!r}" if expected else "a name"
+            raise NclueError(f"system name {self.text!r}: expected {want}, found {tok!r}")
+        self.i += 1
+        return tok
+
+    def word(self) -> str:
+        tok = self.take()
+        if tok in "(),=":
+            raise NclueError(f"system name {self.text!r}: expected a name, found {tok!r}")
+        return tok
+
+    def system(self) -> Spec:
+        head = self.word()
+        if "." in head:
+            backbone, op = head.split(".", 1)
+            args: list[str] = []
+            if self.peek() == "(":
+                self.take("(")
+                args.append(self.plain())
+                while self.peek() == ",":
+                    self.take(",")
+                    args.append(self.plain())
+                self.take(")")
+            return Op(backbone, op, tuple(args))
+        if ":" in head:
+            raise NclueError(f"system name {self.text!r}: {head!r} needs an operation, e.g. {head}.joint")
+        if self.peek() != "(":
+            raise NclueError(
+                f"system name {self.text!r}: {head!r} is neither backbone.operation (bm25.joint) nor a call (rrf(A, B))"
+            )
+        self.take("(")
+        cargs: list[Spec | str] = []
+        options: list[tuple[str, str]] = []
+        while True:
+            start = self.i
+            word = self.word()
+            if self.peek() == "=":
+                self.take("=")
+                options.append((word, self.plain()))
+            else:
+                if options:
+                    raise NclueError(f"system name {self.text!r}: positional argument {word!r} after key=value")
+                self.i = start
+                cargs.append(self.system() if "." in word or self.toks[start + 1 : start + 2] == ["("] else self.word())
+            if self.peek() == ",":
+                self.take(",")
+                continue
+            self.take(")")
+            return Call(head, tuple(cargs), tuple(options))
+
+    def plain(self) -> str:
+        word = self.word()
+        if "." in word or ":" in word:
+            raise NclueError(f"system name {self.text!r}: argument {word!r} must be a plain word")
+        return word
+
+
+def parse_name(text: str) -> Spec:
+    """Parse a system name; raise :class:`NclueError` pointing at the problem."""
+    if not text or not text.strip():
+        raise NclueError("empty system name; e.g. bm25.decompose(distinct)")
+    parser = _Parser(text)
+    spec = parser.system()
+    if parser.peek() is not None:
+        raise NclueError(f"system name {text!r}: unexpected {parser.peek()!r} after the end of {format_name(spec)}")
+    return spec
+
+
+def canonical(text: str) -> str:
+    """The canonical spelling of a system name (``rrf(a,b)`` → ``rrf(a, b)``)."""
+    return format_name(parse_name(text))

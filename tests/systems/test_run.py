@@ -1,0 +1,110 @@
+"""``run_systems`` and the CLI: release doc_id/sha256 matching, TREC + JSONL formats, search output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from nclue.errors import NclueError
+from nclue.io import write_jsonl
+from nclue.query import render_forms
+from nclue.systems.run import read_queries, run_systems
+
+CONDITIONS = [["regression model", "data frame"], ["algorithm", "pseudocode", "loop"], ["chemical equation", "arrow"]]
+
+
+def make_release(root: Path, workspace, rename: bool) -> Path:  # noqa: ANN001
+    """A release with queries.jsonl and a corpus.jsonl naming documents by new ids (matched by sha256)."""
+    root.mkdir(parents=True, exist_ok=True)
+    write_jsonl(
+        root / "queries.jsonl",
+        [{"qid": f"q{i}", "conditions": c, "forms": render_forms(c)} for i, c in enumerate(CONDITIONS)],
+    )
+    shas = workspace.store.doc_sha256
+    ids = sorted(shas)
+    rows = [{"doc_id": (f"rel-{i}" if rename else d), "sha256": shas[d]} for i, d in enumerate(ids[1:])]
+    rows.append({"doc_id": "not-in-collection", "sha256": "0" * 64})
+    write_jsonl(root / "corpus.jsonl", rows)
+    return root
+
+
+def test_run_matches_by_sha256_and_writes_formats(workspace, tmp_path: Path) -> None:  # noqa: ANN001
+    bench = make_release(tmp_path / "bench", workspace, rename=True)
+    names = ["bm25.joint", "bm25.decompose(distinct)", "rrf(bm25.and,bm25.decompose(distinct))"]
+    report = run_systems(bench, workspace.collection_dir, names, form="natural", out_dir=tmp_path / "runs",
+                         depth=20, progress=False, workspace=workspace)
+    m = report.mapping
+    assert m.matched_by_sha256 == len(workspace.pages.doc_ids) - 1
+    assert len(m.unmatched_collection) == 1 and m.missing_release == ["not-in-collection"]
+    assert "by sha256" in report.summary()
+    expected_names = {"bm25.joint@natural", "bm25.decompose(distinct)@natural", "rrf(bm25.and, bm25.decompose(distinct))@natural"}
+    assert set(report.runs) == expected_names
+    assert {p.name for p in report.files} == {f"{n}.{ext}" for n in expected_names for ext in ("trec", "jsonl")}
+    dropped = sorted(workspace.store.doc_sha256)[0]
+    for name in expected_names:
+        lines = (tmp_path / "runs" / f"{name}.trec").read_text().splitlines()
+        assert lines
+        for line in lines:
+            qid, q0, doc_id, rank, score, tag = line.split(" ")
+            assert q0 == "Q0" and doc_id.startswith("rel-") and tag == name.replace(" ", "")
+            float(score), int(rank)
+        rows = [json.loads(x) for x in (tmp_path / "runs" / f"{name}.jsonl").read_text().splitlines()]
+        assert [r["qid"] for r in rows] == ["q0", "q1", "q2"]
+        for row in rows:
+            assert len(row["docs"]) <= 20 and all(d["doc_id"] != dropped for d in row["docs"])
+            if name.startswith("bm25.decompose") and row["docs"]:
+                doc = row["docs"][0]
+                assert set(doc) == {"doc_id", "score", "pages", "evidence"}
+                assert all(isinstance(p, int) and isinstance(s, float) for p, s in doc["pages"])
+            if name.startswith("bm25.joint@") and row["docs"]:
+                assert set(row["docs"][0]) == {"doc_id", "score"}
+
+
+def test_failed_queries_are_counted(workspace, tmp_path: Path) -> None:  # noqa: ANN001
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    write_jsonl(bench / "queries.jsonl", [{"qid": "a", "conditions": ["the", "of"]}, {"qid": "b", "conditions": ["verse", "stanza"]}])
+    report = run_systems(bench, workspace.collection_dir, ["bm25.decompose(min)"], progress=False, workspace=workspace)
+    assert list(report.failed["bm25.decompose(min)"]) == ["a"]
+    assert report.runs["bm25.decompose(min)"].rankings["a"] == []
+    assert report.runs["bm25.decompose(min)"].rankings["b"]
+
+
+def test_read_queries_errors(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "queries.jsonl", [{"qid": "a", "conditions": ["x"]}])
+    with pytest.raises(NclueError, match="queries.jsonl:1"):
+        read_queries(tmp_path)
+    with pytest.raises(NclueError, match="not found"):
+        read_queries(tmp_path / "nope")
+
+
+def _app() -> typer.Typer:
+    from nclue.systems.commands import register
+
+    app = typer.Typer()
+    register(app)
+    return app
+
+
+def test_cli_search_json_and_table(lexical_collection: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(_app(), ["search", str(lexical_collection), '"regression model"; "data frame"', "-k", "3", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert [r["rank"] for r in rows] == [1, 2, 3]
+    assert set(rows[0]["evidence"]) == {"regression model", "data frame"}
+    result = runner.invoke(_app(), ["search", str(lexical_collection), "", "-c", "algorithm", "-c", "pseudocode", "-k", "2"])
+    assert result.exit_code == 0 and "algorithm" in result.output
+    result = runner.invoke(_app(), ["search", str(lexical_collection), '"only one"'])
+    assert isinstance(result.exception, NclueError) and result.exception.exit_code == 2
+
+
+def test_cli_run(lexical_collection: Path, workspace, tmp_path: Path) -> None:  # noqa: ANN001
+    bench = make_release(tmp_path / "bench", workspace, rename=False)
+    result = CliRunner().invoke(_app(), ["run", str(bench), str(lexical_collection), "-s", "bm25.cover", "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "bm25.cover.trec").is_file() and (tmp_path / "out" / "bm25.cover.jsonl").is_file()
