@@ -101,21 +101,45 @@ def register(app: typer.Typer) -> None:
     def run_command(
         bench: Path = typer.Argument(..., help="Benchmark release directory (needs queries.jsonl)."),
         collection: Path = typer.Argument(..., help="Collection directory with its indexes."),
-        system: list[str] = typer.Option(..., "--system", "-s", help="System name (repeatable)."),
+        system: list[str] = typer.Option([], "--system", "-s", help="System name (repeatable)."),
+        matrix: Path | None = typer.Option(
+            None, "--matrix", help="Matrix TOML naming systems, forms and contrasts ('default' = the shipped one)."
+        ),
         form: str = typer.Option("clean_v2", "--form", help="Query rendering: raw, clean_v2 or natural."),
         output: Path = typer.Option(..., "--output", "-o", help="Run directory to write TREC + JSONL runs into."),
         depth: int = typer.Option(100, "--depth", min=1, help="Documents per query."),
+        force: bool = typer.Option(False, "--force", help="With --matrix: rerun even unchanged runs."),
     ) -> None:
         """Run systems on a release's queries; write one TREC and one JSONL run per system.
 
         Example: nclue run ./bench ./coll -s bm25.joint -s 'bm25.decompose(distinct)' --form clean_v2 -o ./runs
+
+        Example: nclue run ./bench ./coll --matrix default -o ./runs   (skips runs whose spec and inputs are unchanged)
         """
         from rich.console import Console
 
+        console = Console(stderr=True)
+        if matrix is not None:
+            if system:
+                raise NclueError("give either --matrix or --system, not both")
+            from nclue.matrix.runner import run_matrix
+            from nclue.matrix.spec import load_matrix
+
+            spec = load_matrix(None if str(matrix) == "default" else matrix)
+            result = run_matrix(spec, bench, collection, output, progress=True, force=force)
+            console.print(
+                f"matrix: {len(result.ran)} run(s) produced, {len(result.skipped)} unchanged and skipped; "
+                f"manifest {output / 'matrix.json'}",
+                highlight=False,
+            )
+            for name, problem in result.failed.items():
+                console.print(f"[yellow]{name}[/]: {problem}", highlight=False)
+            return
+        if not system:
+            raise NclueError("name at least one --system (e.g. -s 'bm25.decompose(distinct)') or give --matrix FILE")
         from nclue.systems.run import run_systems
 
         report = run_systems(bench, collection, system, form=form, out_dir=output, depth=depth, progress=True)
-        console = Console(stderr=True)
         for path in report.files:
             console.print(f"wrote {path}", highlight=False)
         console.print(report.summary(), highlight=False)
