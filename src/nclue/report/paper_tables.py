@@ -14,7 +14,7 @@ def scorecard_table(data: dict) -> Table:
     rows = tuple(
         (str(r["rank"]), name, r["category"], fmt_pp(r["n_clue_score"]), fmt_ci(r["ci"]), fmt_pp(r["gold_hit"]),
          fmt_pp(r["gold_ndcg"]))
-        for name, r in data["scorecard"].items()
+        for name, r in sorted(data["scorecard"].items(), key=lambda kv: kv[1]["rank"])
     )
     return Table(
         headers=("Rank", "System", "Cat.", "n-Clue Score", "Exact-family 95% CI", "Gold Hit", "Gold-NDCG"),
@@ -117,7 +117,7 @@ def sensitivity_table(data: dict) -> Table:
 def strata_table(data: dict) -> Table:
     """Table S1j: n-Clue Score / Gold Hit by task factor."""
     cells = list(data["strata"])
-    runs = list(data["scorecard"])
+    runs = sorted(data["scorecard"], key=lambda name: data["scorecard"][name]["rank"])
     rows = tuple(
         (run, *(f"{fmt_pp(data['strata'][c]['runs'][run]['n_clue_score'])}/"
                 f"{fmt_pp(data['strata'][c]['runs'][run]['gold_hit'])}" for c in cells))

@@ -1,0 +1,85 @@
+"""The matrix spec and runner: parsing errors, skip-if-unchanged, rerun-if-changed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from nclue.errors import NclueError
+from nclue.matrix.runner import MANIFEST, run_matrix
+from nclue.matrix.spec import load_matrix
+
+
+def test_default_matrix_covers_every_block() -> None:
+    spec = load_matrix()
+    blocks = {r.block for r in spec.runs}
+    assert {"standalone", "decomposition", "fusion", "reranking", "baseline"} <= blocks
+    assert len({r.system for r in spec.runs}) >= 12
+    assert {r.form for r in spec.runs} == {"raw", "clean_v2", "natural"}
+    assert all(r.category == "QF" for r in spec.runs if r.form != spec.form)
+    for contrast in spec.contrasts:
+        assert contrast.base in spec.run_names and set(contrast.variants) <= set(spec.run_names)
+
+
+def test_default_matrix_names_parse_and_round_trip() -> None:
+    from nclue.systems.names import canonical
+
+    for run in load_matrix().runs:
+        assert canonical(run.system) == run.system
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('form = "fancy"\n', "form 'fancy'"),
+        ('[[run]]\nsystem = "bm25.joint"\nblock = "magic"\n', "block 'magic'"),
+        ('[[run]]\nsystem = "bm25.joint"\n[[run]]\nsystem = "bm25.joint"\n', "listed twice"),
+        ('[[run]]\nsystem = "bm25.joint"\n[[contrast]]\nname = "x"\nbase = "bm25.joint"\nvariants = ["bm25.and"]\n',
+         "bm25.and not among the matrix runs"),
+        ("depth = [\n", "not valid TOML"),
+    ],
+)
+def test_bad_specs_name_file_and_problem(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(NclueError) as err:
+        load_matrix(path)
+    assert str(path) in str(err.value) and message in str(err.value)
+
+
+@pytest.mark.slow
+def test_unchanged_runs_are_skipped_and_changed_ones_rerun(
+    small_bench: Path, indexed_collection: Path, mini_matrix: Path, tmp_path: Path
+) -> None:
+    spec = load_matrix(mini_matrix)
+    out = tmp_path / "runs"
+    first = run_matrix(spec, small_bench, indexed_collection, out, progress=False)
+    assert sorted(first.ran) == sorted(spec.run_names) and not first.skipped
+    manifest = json.loads((out / MANIFEST).read_text())
+    for name in spec.run_names:
+        entry = manifest["runs"][name]
+        assert entry["spec_hash"] and entry["versions"]["nclue"] and entry["seconds"] >= 0
+        assert (out / f"{name}.jsonl").is_file() and (out / f"{name}.trec").is_file()
+
+    second = run_matrix(spec, small_bench, indexed_collection, out, progress=False)
+    assert second.ran == [] and sorted(second.skipped) == sorted(spec.run_names)
+
+    changed = mini_matrix.read_text().replace('system = "bm25.joint"', 'system = "bm25.page_max"')
+    mini_matrix.write_text(changed)
+    third = run_matrix(load_matrix(mini_matrix), small_bench, indexed_collection, out, progress=False)
+    assert third.ran == ["bm25.page_max"]
+    assert "bm25.joint" not in json.loads((out / MANIFEST).read_text())["runs"]
+
+    (out / "bm25.and.jsonl").write_text("{}\n")
+    fourth = run_matrix(load_matrix(mini_matrix), small_bench, indexed_collection, out, progress=False)
+    assert fourth.ran == ["bm25.and"]
+
+    bench_copy = tmp_path / "bench"
+    shutil.copytree(small_bench, bench_copy)
+    queries = (bench_copy / "queries.jsonl").read_text().splitlines()
+    (bench_copy / "queries.jsonl").write_text("\n".join(queries[:-1]) + "\n")
+    fifth = run_matrix(load_matrix(mini_matrix), bench_copy, indexed_collection, out, progress=False)
+    assert sorted(fifth.ran) == sorted(load_matrix(mini_matrix).run_names)
