@@ -1,0 +1,317 @@
+"""The dense page index: chunk embeddings of every page, stored inside the collection.
+
+``COLLECTION/index/dense/<model-key>-<backend>/`` holds
+
+* ``manifest.json`` — model name and SHA-256 of its files, model path, backend, window,
+  overlap, dimension, dtype, counts, SHA-256 of ``pages.parquet``, ``complete`` flag;
+* ``chunks.npz`` — ``page`` (page row of each chunk), ``start``/``end`` (character span);
+* ``vectors.npy`` — ``(n_chunks, dim)`` L2-normalised float32 (or float16) embeddings.
+
+Building is resumable: chunks are embedded in shards of ``shard_size`` chunks written
+atomically to ``shards/``; a rerun with the same model and settings skips finished
+shards, and the shards are joined into ``vectors.npy`` at the end. A directory whose
+manifest names another model, backend or chunking is never appended to (vectors of two
+models are never mixed); pass ``rebuild=True`` to replace it.
+
+At query time :func:`open_dense_index` finds the index, checks that the collection has
+not changed and that the model files still hash to the recorded SHA-256.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nclue.corpus.store import PAGES_FILE, PageStore
+from nclue.errors import NclueError
+from nclue.io import atomic_write_bytes, sha256_file, write_json
+from nclue.models.chunking import Chunks, chunk_pages
+from nclue.models.encoder import BACKENDS, Encoder, load_encoder, load_tokenizer, resolve_model_path
+from nclue.models.identity import model_identity
+from nclue.models.st_layout import read_layout
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+CHUNKS = "chunks.npz"
+VECTORS = "vectors.npy"
+SHARDS = "shards"
+DEFAULT_OVERLAP = 32
+DEFAULT_SHARD_SIZE = 1024
+
+
+def dense_root(collection_dir: str | os.PathLike[str]) -> Path:
+    """``COLLECTION/index/dense``."""
+    return Path(collection_dir) / "index" / "dense"
+
+
+def build_command(collection_dir: str | os.PathLike[str], model_path: str | os.PathLike[str] | None = None) -> str:
+    """The command that builds dense vectors (quoted in error messages)."""
+    model = str(model_path) if model_path is not None else "MODEL_PATH"
+    return f"nclue index {collection_dir} --dense {model}"
+
+
+def _save_npy(path: Path, array: np.ndarray) -> None:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    atomic_write_bytes(path, buffer.getvalue())
+
+
+def _save_npz(path: Path, **arrays: np.ndarray) -> None:
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    atomic_write_bytes(path, buffer.getvalue())
+
+
+def _read_manifest(directory: Path) -> dict[str, Any] | None:
+    import json
+
+    path = directory / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise NclueError(f"{path}: unreadable dense-index manifest ({exc}); rebuild with --rebuild") from None
+
+
+@dataclass(frozen=True)
+class DenseIndex:
+    """A finished dense index: manifest, chunk map and the vectors (memory-mapped)."""
+
+    directory: Path
+    manifest: dict[str, Any]
+    chunks: Chunks
+    vectors: np.ndarray
+
+    @property
+    def key(self) -> str:
+        """Directory name: ``<model-key>-<backend>``."""
+        return self.directory.name
+
+    @property
+    def backend(self) -> str:
+        """Encoder backend the vectors were made with."""
+        return str(self.manifest["backend"])
+
+    @property
+    def model_path(self) -> Path:
+        """Model directory recorded at build time."""
+        return Path(self.manifest["model_path"])
+
+    def load_encoder(self, model_path: str | os.PathLike[str] | None = None, batch_size: int = 16) -> Encoder:
+        """The query encoder: same model files (checked by SHA-256) and same backend as the vectors."""
+        path = Path(model_path) if model_path is not None else self.model_path
+        if not path.is_dir():
+            raise NclueError(
+                f"{self.directory}: the vectors were made with {self.manifest['model']['name']} at {path}, "
+                "which no longer exists; pass the model path or rebuild with "
+                f"`{build_command(self.directory.parents[2])}`"
+            )
+        check_same_model(self, path)
+        return load_encoder(path, backend=self.backend, batch_size=batch_size)
+
+
+def check_same_model(index: DenseIndex, model_path: str | os.PathLike[str]) -> None:
+    """Raise unless ``model_path`` hashes to the model that made ``index``'s vectors."""
+    identity = model_identity(model_path)
+    recorded = index.manifest["model"]
+    if identity.sha256 != recorded["sha256"]:
+        raise NclueError(
+            f"{index.directory}: vectors were made by model {recorded['name']} (sha256 {recorded['sha256'][:12]}), "
+            f"but {model_path} is {identity.name} (sha256 {identity.sha256[:12]}); vectors of two models cannot be "
+            f"compared — rebuild with `{build_command(index.directory.parents[2], model_path)}`"
+        )
+
+
+def _index_dir(collection_dir: Path, model_path: Path, backend: str) -> Path:
+    return dense_root(collection_dir) / f"{model_identity(model_path).key}-{backend}"
+
+
+def build_dense_index(
+    collection_dir: str | os.PathLike[str],
+    model_path: str | os.PathLike[str] | None = None,
+    backend: str = "torch",
+    window: int | None = None,
+    overlap: int = DEFAULT_OVERLAP,
+    batch_size: int = 16,
+    progress: bool = True,
+    dtype: str = "float32",
+    shard_size: int = DEFAULT_SHARD_SIZE,
+    rebuild: bool = False,
+    threads: int | None = None,
+) -> Path:
+    """Embed every page chunk of a collection; return the index directory.
+
+    ``model_path`` defaults to the bundled all-MiniLM-L6-v2; ``window`` defaults to the
+    model's ``max_seq_length − 2`` tokens, ``overlap`` to 32 tokens. Resumes an
+    unfinished build with identical settings; refuses to touch an index built with other
+    settings unless ``rebuild``.
+    """
+    if backend not in BACKENDS:
+        raise NclueError(f"unknown dense backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if dtype not in ("float32", "float16"):
+        raise NclueError(f"vector dtype must be float32 or float16, got {dtype!r}")
+    if shard_size < 1:
+        raise NclueError(f"shard size must be positive, got {shard_size}")
+    collection = Path(collection_dir)
+    store = PageStore.open(collection)
+    path = resolve_model_path(model_path).resolve()
+    layout = read_layout(path)
+    identity = model_identity(path)
+    win = int(window) if window is not None else max(1, layout.max_seq_length - 2)
+    directory = _index_dir(collection, path, backend)
+    settings = {
+        "format": FORMAT_VERSION,
+        "model": identity.to_json(),
+        "backend": backend,
+        "window": win,
+        "overlap": int(overlap),
+        "dtype": dtype,
+        "shard_size": int(shard_size),
+        "pages_sha256": sha256_file(collection / PAGES_FILE),
+        "n_pages": int(store.n_pages),
+    }
+    if rebuild and directory.exists():
+        shutil.rmtree(directory)
+    existing = _read_manifest(directory)
+    if existing is not None:
+        differs = {k: (existing.get(k), v) for k, v in settings.items() if existing.get(k) != v}
+        if differs:
+            detail = "; ".join(f"{k}: index has {a!r}, asked {b!r}" for k, (a, b) in sorted(differs.items()))
+            raise NclueError(
+                f"{directory}: an index built with other settings is here ({detail}); vectors are never mixed — "
+                "rerun with the same settings to resume, or pass --rebuild to replace it"
+            )
+        if existing.get("complete"):
+            return directory
+    tokenizer = load_tokenizer(path)
+    texts = store.texts
+    chunks = chunk_pages(texts, tokenizer, win, int(overlap))
+    encoder = load_encoder(path, backend=backend, batch_size=batch_size, threads=threads)
+    manifest = {**settings, "model_path": str(path), "n_chunks": len(chunks), "dim": int(encoder.dim), "complete": False}
+    directory.mkdir(parents=True, exist_ok=True)
+    _save_npz(directory / CHUNKS, page=chunks.page, start=chunks.start, end=chunks.end)
+    write_json(directory / MANIFEST, manifest)
+    shard_dir = directory / SHARDS
+    shard_dir.mkdir(exist_ok=True)
+    n_shards = (len(chunks) + shard_size - 1) // shard_size
+    todo = [i for i in range(n_shards) if not (shard_dir / f"shard-{i:05d}.npy").is_file()]
+    _encode_shards(encoder, chunks, texts, shard_dir, todo, shard_size, dtype, progress, directory.name)
+    parts = [np.load(shard_dir / f"shard-{i:05d}.npy") for i in range(n_shards)]
+    vectors = np.concatenate(parts) if parts else np.zeros((0, manifest["dim"]), dtype=dtype)
+    if vectors.shape != (len(chunks), manifest["dim"]):
+        raise NclueError(f"{shard_dir}: shards hold {vectors.shape}, expected {(len(chunks), manifest['dim'])}; rebuild")
+    _save_npy(directory / VECTORS, vectors.astype(dtype, copy=False))
+    write_json(directory / MANIFEST, {**manifest, "complete": True})
+    shutil.rmtree(shard_dir)
+    return directory
+
+
+def _encode_shards(
+    encoder: Encoder,
+    chunks: Chunks,
+    texts: list[str],
+    shard_dir: Path,
+    todo: list[int],
+    shard_size: int,
+    dtype: str,
+    progress: bool,
+    label: str,
+) -> None:
+    """Encode the listed shards, each written atomically as soon as it is done."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    total = sum(min(shard_size, len(chunks) - i * shard_size) for i in todo)
+    with Progress(
+        TextColumn("[bold]dense[/] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("chunks"),
+        TimeRemainingColumn(),
+        disable=not progress,
+    ) as bar:
+        task = bar.add_task(label, total=total)
+        for shard in todo:
+            rows = slice(shard * shard_size, min((shard + 1) * shard_size, len(chunks)))
+            vectors = encoder.encode(chunks.texts(texts, rows)).astype(dtype)
+            _save_npy(shard_dir / f"shard-{shard:05d}.npy", vectors)
+            bar.advance(task, rows.stop - rows.start)
+
+
+def list_dense_indexes(collection_dir: str | os.PathLike[str]) -> list[Path]:
+    """Finished dense index directories of a collection, sorted by name."""
+    root = dense_root(collection_dir)
+    if not root.is_dir():
+        return []
+    out = []
+    for directory in sorted(p for p in root.iterdir() if p.is_dir()):
+        manifest = _read_manifest(directory)
+        if manifest is not None and manifest.get("complete"):
+            out.append(directory)
+    return out
+
+
+def open_dense_index(
+    collection_dir: str | os.PathLike[str],
+    model_path: str | os.PathLike[str] | None = None,
+    backend: str | None = None,
+) -> DenseIndex:
+    """Open the collection's dense index for ``model_path`` (and ``backend``), checking freshness.
+
+    With no ``model_path`` the only index present is used (several → an error listing
+    them). Raises :class:`NclueError` naming the build command when there is none.
+    """
+    collection = Path(collection_dir)
+    PageStore.open(collection)
+    candidates = list_dense_indexes(collection)
+    wanted = None
+    if model_path is not None:
+        wanted = model_identity(resolve_model_path(model_path)).sha256
+        candidates = [d for d in candidates if (_read_manifest(d) or {})["model"]["sha256"] == wanted]
+    if backend is not None:
+        candidates = [d for d in candidates if (_read_manifest(d) or {})["backend"] == backend]
+    if not candidates:
+        present = ", ".join(p.name for p in list_dense_indexes(collection)) or "none"
+        what = f" for {model_path}" if model_path is not None else ""
+        what += f" (backend {backend})" if backend is not None else ""
+        raise NclueError(
+            f"{collection}: no dense vectors{what} (present: {present}); build them with "
+            f"`{build_command(collection, model_path)}`"
+            + (f" --dense-backend {backend}" if backend not in (None, "torch") else "")
+        )
+    if len(candidates) > 1:
+        raise NclueError(
+            f"{collection}: several dense indexes ({', '.join(p.name for p in candidates)}); "
+            "name the model (and backend) to use"
+        )
+    return open_index_dir(collection, candidates[0])
+
+
+def open_index_dir(collection_dir: str | os.PathLike[str], directory: str | os.PathLike[str]) -> DenseIndex:
+    """Open one finished dense index directory of ``collection_dir``, checking format and freshness."""
+    collection = Path(collection_dir)
+    directory = Path(directory)
+    manifest = _read_manifest(directory)
+    if manifest is None or not manifest.get("complete"):
+        raise NclueError(
+            f"{directory}: no finished dense index here; build it with `{build_command(collection)}`"
+        )
+    if manifest.get("format") != FORMAT_VERSION:
+        raise NclueError(f"{directory}: dense index format {manifest.get('format')!r} is not {FORMAT_VERSION}; rebuild it")
+    if manifest.get("pages_sha256") != sha256_file(collection / PAGES_FILE):
+        raise NclueError(
+            f"{directory}: the collection's pages changed since these vectors were built; rebuild with "
+            f"`{build_command(collection, manifest.get('model_path'))} --rebuild`"
+        )
+    with np.load(directory / CHUNKS) as data:
+        chunks = Chunks(page=data["page"], start=data["start"], end=data["end"])
+    vectors = np.load(directory / VECTORS, mmap_mode="r")
+    if vectors.shape[0] != len(chunks):
+        raise NclueError(f"{directory}: {vectors.shape[0]} vectors for {len(chunks)} chunks; rebuild with --rebuild")
+    return DenseIndex(directory=directory, manifest=manifest, chunks=chunks, vectors=vectors)

@@ -1,0 +1,6 @@
+"""Neural models: encoder loading (sentence-transformers, ONNX Runtime, model2vec static),
+model identity (name + SHA-256 of the files), local ONNX export, cross-encoders and the
+frozen paraphrase cache.
+
+Every function takes a *local* model directory; nothing here downloads from a hub.
+"""

@@ -1,0 +1,157 @@
+"""The ``dense`` backbone: bi-encoder cosine between a text and every page of the collection.
+
+A page's score for a text ``q`` is the best cosine over the page's chunks,
+``s(q, p) = max_{c ∈ chunks(p)} ⟨e(q), e(c)⟩`` (both L2-normalised, so the dot product is
+the cosine); pages without text score 0. The chunk vectors come from the collection's
+dense index (``nclue index COLLECTION --dense MODEL_PATH``), the query vector from the
+same model files (checked by SHA-256) on the same backend. Every generic operation —
+``dense.joint(max)``, ``dense.joint(ptop3)``, ``dense.decompose(min|product|hmean|distinct)``
+— comes from :mod:`nclue.systems.operations`.
+
+Backbone tokens: ``dense`` uses the collection's only dense index; ``dense:VARIANT``
+selects one of several (:func:`variant_matches`): by its directory name or a prefix of it,
+its backend (``torch``, ``onnx``, ``onnx-int8``, ``static``), a SHA-256 prefix, or a word
+of its model name (``dense:minilm``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from nclue.errors import NclueError
+from nclue.index.dense import DenseIndex, build_command, list_dense_indexes, open_index_dir
+from nclue.models.encoder import Encoder
+from nclue.systems.backbone import PageTable
+
+if TYPE_CHECKING:
+    from nclue.systems.registry import Workspace
+
+CACHE_TEXTS = 4096
+
+
+_KEY = re.compile(r"^(?P<name>.+)-(?P<sha>[0-9a-f]{12})-(?P<backend>[a-z0-9-]+)$")
+
+
+def variant_matches(directory_name: str, variant: str) -> bool:
+    """Whether ``dense:VARIANT`` names the index directory ``<name>-<sha12>-<backend>``.
+
+    It does when the variant is the whole directory name or a prefix of it, the backend,
+    a prefix of the SHA-256, or one word of the model name (words split on ``-``/``_``).
+    """
+    v = variant.lower()
+    key = directory_name.lower()
+    if key == v or key.startswith(v):
+        return True
+    parts = _KEY.match(key)
+    if parts is None:
+        return False
+    words = re.split(r"[-_]", parts["name"])
+    return v == parts["backend"] or parts["sha"].startswith(v) or v in words
+
+
+def select_index(collection_dir: Path, variant: str | None) -> Path:
+    """The dense index directory a backbone token names (see the module docstring)."""
+    found = list_dense_indexes(collection_dir)
+    if not found:
+        raise NclueError(
+            f"{collection_dir}: no dense vectors; build them with `{build_command(collection_dir)}` "
+            "(MODEL_PATH: a local sentence-transformers model, e.g. the bundled MiniLM)"
+        )
+    chosen = found if variant is None else [d for d in found if variant_matches(d.name, variant)]
+    if not chosen:
+        raise NclueError(
+            f"{collection_dir}: no dense index matches {variant!r}; present: {', '.join(d.name for d in found)}"
+        )
+    if len(chosen) > 1:
+        raise NclueError(
+            f"{collection_dir}: several dense indexes ({', '.join(d.name for d in chosen)}); "
+            f"pick one as dense:VARIANT (a backend, a model-name word or the directory name), e.g. dense:{chosen[0].name}"
+        )
+    return chosen[0]
+
+
+class DenseBackbone:
+    """Page scores from a dense index; the query encoder is loaded on first use."""
+
+    def __init__(
+        self,
+        index: DenseIndex,
+        pages: PageTable,
+        name: str = "dense",
+        encoder: Encoder | None = None,
+        texts: Callable[[], list[str]] | None = None,
+    ) -> None:
+        if int(index.manifest["n_pages"]) != pages.n_pages:
+            raise NclueError(
+                f"{index.directory}: built for {index.manifest['n_pages']} pages, the collection has {pages.n_pages}; "
+                "rebuild with --rebuild"
+            )
+        self.index = index
+        self.pages = pages
+        self.name = name
+        self._encoder = encoder
+        self._vectors: np.ndarray | None = None
+        chunk_page = index.chunks.page
+        self._starts = np.flatnonzero(np.r_[True, chunk_page[1:] != chunk_page[:-1]]) if len(chunk_page) else chunk_page
+        self._rows = chunk_page[self._starts] if len(chunk_page) else chunk_page
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._texts = texts
+
+    def store_texts(self) -> list[str]:
+        """Page texts of the collection (for chunk texts), aligned with the page rows."""
+        if self._texts is None:
+            from nclue.corpus.store import PageStore
+
+            store = PageStore.open(self.index.directory.parents[2])
+            self._texts = lambda: store.texts
+        return self._texts()
+
+    @property
+    def encoder(self) -> Encoder:
+        """The query encoder (same model and backend as the vectors)."""
+        if self._encoder is None:
+            self._encoder = self.index.load_encoder()
+        return self._encoder
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """``(n_chunks, dim)`` float32 chunk vectors (read once from the memory map)."""
+        if self._vectors is None:
+            self._vectors = np.ascontiguousarray(self.index.vectors, dtype=np.float32)
+        return self._vectors
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Query vectors, cached by text (conditions recur across systems and queries)."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            for text, vector in zip(missing, self.encoder.encode(missing)):
+                self._cache[text] = vector
+        for text in texts:
+            self._cache.move_to_end(text)
+        while len(self._cache) > CACHE_TEXTS:
+            self._cache.popitem(last=False)
+        return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.vectors.shape[1]), np.float32)
+
+    def chunk_scores(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), n_chunks)`` cosines between each text and every chunk."""
+        return self.encode(texts) @ self.vectors.T
+
+    def page_scores(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), n_pages)`` float32: best chunk cosine per page, 0 for pages without text."""
+        out = np.zeros((len(texts), self.pages.n_pages), dtype=np.float32)
+        if len(texts) and len(self._starts):
+            out[:, self._rows] = np.maximum.reduceat(self.chunk_scores(texts), self._starts, axis=1)
+        return out
+
+
+def load_backbone(workspace: "Workspace", variant: str | None) -> DenseBackbone:
+    """Registry hook: the dense backbone of ``workspace``'s collection (``dense[:variant]``)."""
+    index = open_index_dir(workspace.collection_dir, select_index(workspace.collection_dir, variant))
+    name = "dense" if variant is None else f"dense:{variant}"
+    return DenseBackbone(index, workspace.pages, name=name, texts=lambda: workspace.store.texts)

