@@ -50,3 +50,15 @@ def test_real_pages_are_covered(tokenizer, page_texts):
 def test_bad_settings(tokenizer, window, overlap):
     with pytest.raises(NclueError):
         chunk_pages(["text"], tokenizer, window=window, overlap=overlap)
+
+
+def test_max_chunks_keeps_each_pages_first_windows(tokenizer):
+    text = "Hello world, this is a page about Debian packaging policy."
+    full = chunk_pages([text, "x"], tokenizer, window=4, overlap=1)
+    first = chunk_pages([text, "x"], tokenizer, window=4, overlap=1, max_chunks=1)
+    two = chunk_pages([text, "x"], tokenizer, window=4, overlap=1, max_chunks=2)
+    assert first.page.tolist() == [0, 1]
+    assert first.texts([text, "x"]) == ["Hello world, this", "x"]
+    assert two.texts([text, "x"]) == full.texts([text, "x"])[:2] + ["x"]
+    with pytest.raises(NclueError):
+        chunk_pages([text], tokenizer, window=4, overlap=1, max_chunks=0)

