@@ -16,12 +16,14 @@ export TOKENIZERS_PARALLELISM := false
 
 .PHONY: demo test venv system-deps clean-demo
 
-# Debian packages the project needs (OCR fallback). Installed only when missing.
+# Debian packages the project needs (OCR fallback), installed only when missing; the package
+# lists are refreshed when absent because the corpus recipe uses `apt-get download`.
 system-deps:
-	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1 || $$SUDO apt-get update -qq; \
+	missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
