@@ -45,6 +45,7 @@ def _root(
 COMMAND_MODULES = (
     "nclue.corpus.commands",
     "nclue.index.commands",
+    "nclue.models.commands",
     "nclue.systems.commands",
     "nclue.bench.commands",
     "nclue.evaluate.commands",
@@ -57,13 +58,7 @@ def _register_all() -> None:
     import importlib
 
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and name.startswith(exc.name):
-                continue
-            raise
-        module.register(app)
+        importlib.import_module(name).register(app)
 
 
 _register_all()
