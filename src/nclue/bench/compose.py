@@ -1,0 +1,209 @@
+"""Compose rare conjunctive queries from the inventory and select them (SPEC §5.3).
+
+**Candidate generation** (seeded). Repeatedly draw a document that establishes at least
+two conditions, draw ``n`` ∈ {2, 3} (probability ``p_three`` for 3), and draw ``n`` of
+its conditions without replacement with weight ``1/df(c)`` (rare conditions are
+preferred). Conditions of one query share no content word, compared on the first five
+letters (``font encoding`` never meets ``encoding``, nor ``modifier`` ``modification``). Every distinct condition set is evaluated once.
+
+**Validity** (all must hold): ≥ 1 gold; ≥ 1 natural subset (a ``partial``);
+at most ``max_golds`` golds (a *rare* conjunction); no document of the union is
+single-page solvable; every document with ``g = n`` has a distinct-page assignment (so
+that ``g = n`` ⇔ gold for every kept query).
+
+**Quality / diversity selection.** Candidates are ordered by quality
+``q = −log(#gold) + mean_i log t(c_i)``, where the topicality ``t(c)`` is the share of the
+documents mentioning ``c`` that establish it (fewer golds first, and conditions that
+documents discuss rather than mention in passing; rarity is already bounded by the
+inventory's ``max_df``), ties
+broken by a seeded random key, and accepted greedily while no condition exceeds
+``max_condition_reuse`` queries and no gold document exceeds ``max_gold_reuse`` queries.
+An optional *gate* (embedding or LLM judge) is consulted lazily on each candidate about
+to be accepted; a rejected candidate is dropped whole (seed: a mismatch removes the
+complete item).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nclue.bench.inventory import Inventory
+from nclue.bench.matching import distinct_assignment, label, single_page_solvable
+
+
+@dataclass(frozen=True)
+class ComposeParams:
+    """Composition and selection parameters (recorded in MANIFEST.json)."""
+
+    n_queries: int = 1000
+    seed: int = 11
+    p_three: float = 0.35
+    max_golds: int = 10
+    max_condition_reuse: int = 8
+    max_gold_reuse: int = 12
+    attempts_per_query: int = 40
+
+
+@dataclass
+class Item:
+    """A candidate query: condition indices, per-document evidence, labels and quality."""
+
+    conditions: tuple[int, ...]
+    docs: dict[int, tuple[tuple[int, ...], ...]]
+    labels: dict[int, str]
+    quality: float
+    tiebreak: float = 0.0
+    golds: tuple[int, ...] = field(default=())
+    assignments: dict[int, tuple[int, ...]] = field(default_factory=dict)
+
+
+def evaluate(inventory: Inventory, conditions: tuple[int, ...], max_golds: int) -> Item | None:
+    """Build the item for a condition set, or ``None`` if it violates a validity rule."""
+    union: set[int] = set()
+    for c in conditions:
+        union.update(inventory.pages[c])
+    docs: dict[int, tuple[tuple[int, ...], ...]] = {}
+    labels: dict[int, str] = {}
+    assignments: dict[int, tuple[int, ...]] = {}
+    n = len(conditions)
+    for d in sorted(union):
+        sets = tuple(inventory.pages[c].get(d, ()) for c in conditions)
+        if single_page_solvable(sets):
+            return None
+        lab = label(sets)
+        if lab is None:
+            continue
+        if sum(1 for s in sets if s) == n and lab != "gold":
+            return None
+        docs[d] = sets
+        labels[d] = lab
+        if lab == "gold":
+            witness = distinct_assignment(sets)
+            assert witness is not None
+            assignments[d] = witness
+    golds = tuple(d for d, lab in labels.items() if lab == "gold")
+    if not golds or len(golds) == len(labels) or len(golds) > max_golds:
+        return None
+    topicality = [len(inventory.pages[c]) / max(1, inventory.conditions[c].mention_df, len(inventory.pages[c])) for c in conditions]
+    quality = -math.log(len(golds)) + sum(math.log(t) for t in topicality) / n
+    return Item(conditions=conditions, docs=docs, labels=labels, quality=quality, golds=golds, assignments=assignments)
+
+
+def _stems(inventory: Inventory, c: int) -> set[str]:
+    return {w[:5] for w in inventory.conditions[c].key if w != "of"}
+
+
+def _share_word(inventory: Inventory, chosen: list[int], c: int) -> bool:
+    """True if ``c`` shares a word (compared on its first five letters) with a chosen condition."""
+    stems = _stems(inventory, c)
+    return any(stems & _stems(inventory, o) for o in chosen)
+
+
+def generate(inventory: Inventory, params: ComposeParams, tick: Callable[[int], None] = lambda n: None) -> list[Item]:
+    """Seeded candidate pool (see module docstring), sorted by condition tuple."""
+    rng = np.random.default_rng(params.seed)
+    by_doc: dict[int, list[int]] = {}
+    for c, pages in enumerate(inventory.pages):
+        for d in pages:
+            by_doc.setdefault(d, []).append(c)
+    docs = sorted(d for d, cs in by_doc.items() if len(cs) >= 2)
+    if not docs:
+        return []
+    df = np.array([len(p) for p in inventory.pages], dtype=float)
+    seen: set[tuple[int, ...]] = set()
+    items: list[Item] = []
+    attempts = params.n_queries * params.attempts_per_query
+    step = max(1, attempts // 100)
+    for attempt in range(attempts):
+        if attempt % step == 0:
+            tick(1)
+        d = docs[int(rng.integers(len(docs)))]
+        own = by_doc[d]
+        n = 3 if rng.random() < params.p_three and len(own) >= 3 else 2
+        weights = 1.0 / df[own]
+        order = rng.choice(len(own), size=len(own), replace=False, p=weights / weights.sum())
+        chosen: list[int] = []
+        for j in order.tolist():
+            c = own[j]
+            if not _share_word(inventory, chosen, c):
+                chosen.append(c)
+            if len(chosen) == n:
+                break
+        if len(chosen) < 2:
+            continue
+        key = tuple(sorted(chosen))
+        if key in seen:
+            continue
+        seen.add(key)
+        item = evaluate(inventory, key, params.max_golds)
+        if item is not None:
+            items.append(item)
+    items.sort(key=lambda it: it.conditions)
+    return items
+
+
+def select(
+    items: list[Item],
+    params: ComposeParams,
+    gate: Callable[[Item], bool] | None = None,
+    tick: Callable[[int], None] = lambda n: None,
+) -> tuple[list[Item], Counter[str]]:
+    """Greedy seeded quality/diversity selection; returns the selected items and drop reasons."""
+    rng = np.random.default_rng(params.seed + 1)
+    keys = rng.random(len(items))
+    for item, key in zip(items, keys.tolist()):
+        item.tiebreak = key
+    ranked = sorted(items, key=lambda it: (-round(it.quality, 9), it.tiebreak))
+    cond_use: Counter[int] = Counter()
+    gold_use: Counter[int] = Counter()
+    chosen: list[Item] = []
+    reasons: Counter[str] = Counter()
+    for item in ranked:
+        tick(1)
+        if len(chosen) >= params.n_queries:
+            break
+        if any(cond_use[c] >= params.max_condition_reuse for c in item.conditions):
+            reasons["condition reuse cap"] += 1
+            continue
+        if any(gold_use[d] >= params.max_gold_reuse for d in item.golds):
+            reasons["gold document reuse cap"] += 1
+            continue
+        if gate is not None and not gate(item):
+            reasons["rejected by judge gate"] += 1
+            continue
+        chosen.append(item)
+        cond_use.update(item.conditions)
+        gold_use.update(item.golds)
+    return chosen, reasons
+
+
+def select_gated(
+    items: list[Item],
+    params: ComposeParams,
+    gate: Callable[[Item], bool],
+    known: Callable[[Item], bool],
+    prefetch: Callable[[list[Item]], None],
+    tick: Callable[[int], None] = lambda n: None,
+) -> tuple[list[Item], Counter[str]]:
+    """:func:`select` with a batched gate: optimistic passes collect the items whose verdict is
+    unknown, ``prefetch`` judges them in one batch, and the pass repeats until no verdict is
+    missing; the final pass is exactly ``select(items, params, gate)``."""
+    while True:
+        missing: list[Item] = []
+
+        def probe(item: Item) -> bool:
+            if known(item):
+                return gate(item)
+            missing.append(item)
+            return True
+
+        select(items, params, probe)
+        if not missing:
+            return select(items, params, gate, tick)
+        prefetch(missing)
+        tick(len(missing))

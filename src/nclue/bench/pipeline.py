@@ -1,0 +1,244 @@
+"""``nclue build``: collection → inventory → candidates → judged selection → validated release.
+
+One pure pipeline over a page store; the judge is ``offline`` (the mined inventory
+only), ``embedding`` (offline + the MiniLM semantic gate, :mod:`nclue.bench.gate`) or
+``llm`` (offline + item verification through a chat endpoint with a frozen response
+cache, :mod:`nclue.bench.llm`). Outputs are deterministic for a given collection, seed and
+parameters (see :mod:`nclue.bench.release`).
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nclue import __version__
+from nclue.bench.card import render_card
+from nclue.bench.compose import ComposeParams, Item, generate, select, select_gated
+from nclue.bench.controls import CONTROL_NAMES, build_controls
+from nclue.bench.inventory import Inventory, MineParams, mine
+from nclue.bench.release import control_scores, write_beir, write_sums
+from nclue.bench.validate import validate_release
+from nclue.corpus.store import PageStore
+from nclue.errors import NclueError
+from nclue.io import atomic_write_text, dumps_canonical, sha256_bytes, write_json, write_jsonl
+from nclue.query import render_forms
+
+JUDGES = ("offline", "embedding", "llm")
+RELEASE_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.jsonl", "inventory.jsonl", "MANIFEST.json", "README.md", "SHA256SUMS")
+
+Tick = Callable[[str, int, int | None], None]
+
+
+@dataclass
+class BuildOptions:
+    """Everything ``nclue build`` takes besides the paths."""
+
+    judge: str = "offline"
+    name: str = "nclue-bench"
+    mine: MineParams = field(default_factory=MineParams)
+    compose: ComposeParams = field(default_factory=ComposeParams)
+    embed_threshold: float = 0.15
+    llm_url: str | None = None
+    llm_model: str | None = None
+    llm_key: str | None = None
+    llm_cache: Path | None = None
+
+
+@dataclass
+class BuildSummary:
+    """What a build produced (printed by the CLI, recorded in MANIFEST.json)."""
+
+    out: Path
+    manifest: dict[str, Any]
+    problems: list[str]
+
+
+def _no_tick(stage: str, advance: int, total: int | None) -> None:
+    del stage, advance, total
+
+
+def _make_gate(options: BuildOptions, inventory: Inventory, store: PageStore, out: Path) -> tuple[Any, dict[str, Any]]:
+    if options.judge == "offline":
+        return None, {}
+    if options.judge == "embedding":
+        from nclue.bench.gate import EmbeddingGate
+
+        gate = EmbeddingGate(inventory, store, threshold=options.embed_threshold)
+        return gate, {"model": "sentence-transformers/all-MiniLM-L6-v2 (bundled)", "threshold": options.embed_threshold}
+    if options.judge == "llm":
+        from nclue.bench.llm import LLMConfig, LLMGate, ResponseCache
+
+        config = LLMConfig.from_env(options.llm_url, options.llm_model, options.llm_key)
+        cache = ResponseCache(options.llm_cache or out / "judge" / "llm_cache.jsonl")
+        return LLMGate(inventory, store, config, cache), {"model": config.model or "", "cache": str(cache.path.name)}
+    raise NclueError(f"unknown judge {options.judge!r}; choose one of {', '.join(JUDGES)}")
+
+
+def _collection_id(store: PageStore) -> str:
+    rows = sorted(store.doc_sha256.items())
+    return sha256_bytes(dumps_canonical(rows).encode("utf-8"))
+
+
+def _clear(out: Path) -> None:
+    for name in RELEASE_FILES + ("qrels/test.tsv",):
+        (out / name).unlink(missing_ok=True)
+    for path in sorted((out / "controls").glob("*.jsonl")) if (out / "controls").is_dir() else []:
+        path.unlink()
+
+
+def build(collection: str | Path, out: str | Path, options: BuildOptions = BuildOptions(), tick: Tick = _no_tick) -> BuildSummary:
+    """Build a benchmark release from ``collection`` into ``out`` (see module docstring)."""
+    if options.judge not in JUDGES:
+        raise NclueError(f"unknown judge {options.judge!r}; choose one of {', '.join(JUDGES)}")
+    store = PageStore.open(collection)
+    n_docs = len(store.doc_ids)
+    if store.n_pages == 0 or n_docs == 0:
+        raise NclueError(f"{collection}: the collection has no pages; ingest PDFs first with `nclue ingest PDF_DIR {collection}`")
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    tick("mine", 0, n_docs)
+    inventory = mine(store, options.mine, lambda n: tick("mine", n, None))
+    n_cond = len(inventory.conditions)
+    if n_cond < 2:
+        raise NclueError(
+            f"{collection}: only {n_cond} condition(s) mined from {n_docs} documents / {store.n_pages} pages; "
+            "a query needs at least 2 — relax --min-df or --max-df-frac, or add documents"
+        )
+    tick("compose", 0, 100)
+    items = generate(inventory, options.compose, lambda n: tick("compose", n, None))
+    if not items:
+        raise NclueError(
+            f"{collection}: no valid conjunction among {n_cond} conditions over {n_docs} documents "
+            "(each needs ≥1 gold, ≥1 subset, ≤ --max-golds golds, no single-page-solvable document); "
+            "relax --max-golds or --min-df, or add documents"
+        )
+    gate, gate_info = _make_gate(options, inventory, store, out_dir)
+    tick("select", 0, len(items))
+    if gate is not None and hasattr(gate, "prefetch"):
+        chosen, drops = select_gated(
+            items, options.compose, gate, gate.known, gate.prefetch, lambda n: tick("select", n, None)
+        )
+    else:
+        chosen, drops = select(items, options.compose, gate, lambda n: tick("select", n, None))
+    if gate is not None and options.judge == "llm":
+        gate.cache.save()
+    if not chosen:
+        raise NclueError(
+            f"{collection}: all {len(items)} candidate conjunctions were dropped ({dict(drops)}); "
+            "relax --max-condition-reuse / --max-gold-reuse or use --judge offline"
+        )
+
+    _clear(out_dir)
+    qids = [f"nclue_{i:04d}" for i in range(len(chosen))]
+    queries, qrels = _rows(inventory, chosen, qids)
+    corpus = _corpus_rows(store)
+    write_jsonl(out_dir / "corpus.jsonl", corpus)
+    write_jsonl(out_dir / "queries.jsonl", queries)
+    write_jsonl(out_dir / "qrels.jsonl", qrels)
+    write_beir(out_dir / "qrels" / "test.tsv", qrels)
+    write_jsonl(out_dir / "inventory.jsonl", _inventory_rows(inventory))
+    tick("controls", 0, len(CONTROL_NAMES))
+    runs = build_controls(inventory, store, [(q, it.conditions) for q, it in zip(qids, chosen)], options.compose.seed)
+    for name, rows in runs.items():
+        write_jsonl(out_dir / "controls" / f"{name}.jsonl", rows)
+        tick("controls", 1, None)
+
+    validation = validate_release(out_dir)
+    scores = control_scores(out_dir)
+    manifest = {
+        "name": options.name,
+        "format_version": 1,
+        "nclue_version": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "seed": options.compose.seed,
+        "judge": options.judge,
+        "judge_settings": gate_info,
+        "parameters": {"mine": asdict(options.mine), "compose": asdict(options.compose)},
+        "collection": {"documents": n_docs, "pages": int(store.n_pages), "sha256_of_doc_hashes": _collection_id(store)},
+        "counts": {
+            **validation.counts,
+            "documents": n_docs,
+            "conditions_mined": n_cond,
+            "inventory_rows": sum(len(p) for p in inventory.pages),
+            "candidates": len(items),
+        },
+        "drops": dict(sorted(drops.items())),
+        "controls": scores,
+        "distributions": validation.tables,
+        "validation": {"ok": validation.ok, "errors": validation.errors},
+    }
+    write_json(out_dir / "MANIFEST.json", manifest)
+    examples = _examples(queries, qrels, options.compose.seed)
+    atomic_write_text(out_dir / "README.md", render_card(manifest, validation.tables, examples))
+    write_sums(out_dir)
+    return BuildSummary(out=out_dir, manifest=manifest, problems=list(validation.errors))
+
+
+def _rows(inventory: Inventory, chosen: list[Item], qids: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    queries, qrels = [], []
+    for qid, item in zip(qids, chosen):
+        names = [inventory.conditions[c].name for c in item.conditions]
+        queries.append(
+            {
+                "qid": qid,
+                "conditions": names,
+                "aliases": {n: list(inventory.conditions[c].aliases) for n, c in zip(names, item.conditions)},
+                "forms": render_forms(names),
+            }
+        )
+        for d in sorted(item.docs, key=lambda d: inventory.doc_ids[d]):
+            sets = item.docs[d]
+            qrels.append(
+                {
+                    "qid": qid,
+                    "doc_id": inventory.doc_ids[d],
+                    "grade": sum(1 for s in sets if s),
+                    "label": item.labels[d],
+                    "pages": {n: list(s) for n, s in zip(names, sets) if s},
+                }
+            )
+    return queries, qrels
+
+
+def _corpus_rows(store: PageStore) -> list[dict[str, Any]]:
+    rows = []
+    for r in sorted(store.docs.to_pylist(), key=lambda r: r["doc_id"]):
+        if r["status"] != "ok" or r["doc_id"] not in store.doc_index:
+            continue
+        rows.append(
+            {k: r[k] for k in ("doc_id", "path", "source", "sha256")} | {"n_pages": int(r["n_pages"]), "n_bytes": int(r["n_bytes"])}
+        )
+    return rows
+
+
+def _inventory_rows(inventory: Inventory) -> list[dict[str, Any]]:
+    rows = []
+    for cond, pages in zip(inventory.conditions, inventory.pages):
+        for d, p in sorted(pages.items(), key=lambda kv: inventory.doc_ids[kv[0]]):
+            rows.append({"condition": cond.name, "aliases": list(cond.aliases), "doc_id": inventory.doc_ids[d], "pages": list(p)})
+    return rows
+
+
+def _examples(queries: list[dict[str, Any]], qrels: list[dict[str, Any]], seed: int, k: int = 10) -> list[dict[str, Any]]:
+    """``k`` seeded example queries, each with its first gold and its highest-grade subset."""
+    by_q: dict[str, list[dict[str, Any]]] = {}
+    for row in qrels:
+        by_q.setdefault(row["qid"], []).append(row)
+    rng = np.random.default_rng(seed)
+    picks = sorted(rng.choice(len(queries), size=min(k, len(queries)), replace=False).tolist())
+    out = []
+    for i in picks:
+        q = queries[i]
+        rows = by_q[q["qid"]]
+        gold = next(r for r in rows if r["label"] == "gold")
+        subset = sorted((r for r in rows if r["label"] == "partial"), key=lambda r: (-r["grade"], r["doc_id"]))[0]
+        out.append({"qid": q["qid"], "clean_v2": q["forms"]["clean_v2"], "gold": gold, "subset": subset})
+    return out

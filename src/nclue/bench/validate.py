@@ -1,0 +1,168 @@
+"""Independent re-derivation of a release's labels (SPEC §5.4) and its distribution tables.
+
+Reads only the release files — ``queries.jsonl``, ``qrels.jsonl``, ``inventory.jsonl``,
+``corpus.jsonl`` — and recomputes every label by brute force (all injective
+condition→page maps via :func:`itertools.permutations` over each document's pages, not
+the Kuhn matching used by construction), then checks:
+
+* every qrel row's pages equal the inventory's ``P(d, c)`` and its grade is the clue count;
+* the union ``⋃_i {d : P(d, c_i) ≠ ∅}`` of each query equals its qrel rows
+  (so Σ union sizes = number of qrel rows);
+* every gold has ``grade = n``, a valid distinct-page assignment and no single page
+  holding all conditions; every other row is partial; zero single-page-solvable golds;
+* every query has ≥ 1 gold and ≥ 1 partial.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nclue.io import iter_jsonl
+
+
+@dataclass
+class Validation:
+    """Outcome of :func:`validate_release`: failures (empty = valid) and summary tables."""
+
+    errors: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    tables: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def brute_force_label(page_sets: list[list[int]]) -> str | None:
+    """Gold/partial/None by exhaustive search (the reference for property tests)."""
+    n = len(page_sets)
+    grade = sum(1 for p in page_sets if p)
+    if grade == 0:
+        return None
+    if grade < n:
+        return "partial"
+    pages = sorted({p for s in page_sets for p in s})
+    if any(all(p in s for s in page_sets) for p in pages):
+        return "partial"
+    for perm in itertools.permutations(pages, n):
+        if all(perm[i] in page_sets[i] for i in range(n)):
+            return "gold"
+    return "partial"
+
+
+_ORDER = ("1", "2", "3", "3-4", "3-5", "5-8", ">5", ">8", "<=25", "26-50", ">50", "<=30", "31-100", ">100")
+
+
+def _ordered(counts: Counter[str]) -> dict[str, int]:
+    """Buckets in their natural order (numeric labels, then the declared bucket order)."""
+    rank = {b: i for i, b in enumerate(_ORDER)}
+    return {k: counts[k] for k in sorted(counts, key=lambda b: (rank.get(b, len(rank)), b))}
+
+
+def _bucket(value: int, edges: tuple[int, ...], labels: tuple[str, ...]) -> str:
+    for edge, name in zip(edges, labels):
+        if value <= edge:
+            return name
+    return labels[-1]
+
+
+def validate_release(root: str | Path, max_errors: int = 50) -> Validation:
+    """Re-derive and check every label of the release at ``root``."""
+    base = Path(root)
+    result = Validation()
+    inventory: dict[tuple[str, str], list[int]] = {}
+    cond_docs: dict[str, set[str]] = defaultdict(set)
+    for _, row in iter_jsonl(base / "inventory.jsonl"):
+        inventory[(row["condition"], row["doc_id"])] = sorted(row["pages"])
+        if row["pages"]:
+            cond_docs[row["condition"]].add(row["doc_id"])
+    n_pages = {row["doc_id"]: int(row["n_pages"]) for _, row in iter_jsonl(base / "corpus.jsonl")}
+    queries = {row["qid"]: row for _, row in iter_jsonl(base / "queries.jsonl")}
+    qrels: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    n_rows = 0
+    for line, row in iter_jsonl(base / "qrels.jsonl"):
+        n_rows += 1
+        if row["doc_id"] in qrels[row["qid"]]:
+            result.errors.append(f"qrels.jsonl:{line}: duplicate row for {row['qid']}/{row['doc_id']}")
+        qrels[row["qid"]][row["doc_id"]] = row
+
+    def fail(message: str) -> None:
+        if len(result.errors) < max_errors:
+            result.errors.append(message)
+
+    union_total = 0
+    single_page_golds = 0
+    tables: dict[str, Counter[str]] = defaultdict(Counter)
+    cond_use: Counter[str] = Counter()
+    families: Counter[tuple[str, ...]] = Counter()
+    for qid in sorted(queries):
+        conds = list(queries[qid]["conditions"])
+        n = len(conds)
+        union = sorted(set().union(*(cond_docs.get(c, set()) for c in conds)))
+        union_total += len(union)
+        rows = qrels.get(qid, {})
+        if set(rows) != set(union):
+            fail(f"{qid}: qrels docs differ from the union of condition doc sets ({len(rows)} vs {len(union)})")
+        golds = []
+        partials = 0
+        for doc_id in union:
+            sets = [inventory.get((c, doc_id), []) for c in conds]
+            expected = brute_force_label(sets)
+            row = rows.get(doc_id)
+            if row is None:
+                continue
+            grade = sum(1 for s in sets if s)
+            if row["grade"] != grade:
+                fail(f"{qid}/{doc_id}: grade {row['grade']} but clue count {grade}")
+            stored = {c: sorted(p) for c, p in row.get("pages", {}).items() if p}
+            derived = {c: s for c, s in zip(conds, sets) if s}
+            if stored != derived:
+                fail(f"{qid}/{doc_id}: evidence pages differ from the inventory")
+            if row["label"] != expected:
+                fail(f"{qid}/{doc_id}: label {row['label']} but re-derived {expected}")
+            if row["label"] == "gold":
+                golds.append(doc_id)
+                if grade == n and any(all(p in s for s in sets) for p in sets[0]):
+                    single_page_golds += 1
+            else:
+                partials += 1
+        if not golds:
+            fail(f"{qid}: no gold document")
+        if not partials:
+            fail(f"{qid}: no natural subset (partial) document")
+        tables["n"][str(n)] += 1
+        tables["golds per query"][_bucket(len(golds), (1, 2, 5), ("1", "2", "3-5", ">5"))] += 1
+        if golds:
+            l_min = min(n_pages.get(d, 0) for d in golds)
+            tables["L_min"][_bucket(l_min, (30, 100), ("<=30", "31-100", ">100"))] += 1
+        tables["|D+|"][_bucket(len(union), (25, 50), ("<=25", "26-50", ">50"))] += 1
+        cond_use.update(conds)
+        families[tuple(sorted(golds))] += 1
+    if single_page_golds:
+        fail(f"{single_page_golds} gold rows are single-page solvable")
+    if union_total != n_rows:
+        fail(f"sum of union sizes {union_total} != number of qrel rows {n_rows}")
+    for qid in qrels:
+        if qid not in queries:
+            fail(f"qrels.jsonl: query {qid} is not in queries.jsonl")
+    fam_sizes = Counter(_bucket(v, (1, 2, 5), ("1", "2", "3-5", ">5")) for v in families.values())
+    tables["families by size (queries sharing one gold set)"] = fam_sizes
+    tables["conditions by reuse (queries per condition)"] = Counter(
+        _bucket(v, (1, 2, 4, 8), ("1", "2", "3-4", "5-8", ">8")) for v in cond_use.values()
+    )
+    result.counts = {
+        "queries": len(queries),
+        "qrel_rows": n_rows,
+        "union_total": union_total,
+        "gold_rows": sum(1 for rows in qrels.values() for r in rows.values() if r["label"] == "gold"),
+        "partial_rows": sum(1 for rows in qrels.values() for r in rows.values() if r["label"] == "partial"),
+        "single_page_solvable_golds": single_page_golds,
+        "families": len(families),
+        "conditions_used": len(cond_use),
+    }
+    result.tables = {k: _ordered(v) for k, v in tables.items()}
+    return result
