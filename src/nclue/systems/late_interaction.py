@@ -28,7 +28,7 @@ from nclue.systems.dense import DenseBackbone
 if TYPE_CHECKING:
     from nclue.systems.registry import Workspace
 
-POOL_PAGES = 50
+POOL_PAGES = 20  # pages encoded per text: token vectors cost one encoder pass per pooled page
 CACHE_PAGES = 2000
 
 
