@@ -5,14 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from scipy.stats import spearmanr
 
 
 def spearman_matrix(values: Mapping[str, np.ndarray]) -> dict[str, dict[str, float]]:
     """``{metric_a: {metric_b: ρ}}`` for per-run metric vectors (each of length n_runs).
 
     ρ is NaN when a vector is constant (no ordering); needs at least two runs.
+    ``scipy.stats`` is imported here, not at module level: it costs ~0.6 s and every
+    ``nclue`` command would otherwise pay it at start-up.
     """
+    from scipy.stats import spearmanr
+
     names = list(values)
     out: dict[str, dict[str, float]] = {a: {} for a in names}
     for a in names:
