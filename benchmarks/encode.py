@@ -25,14 +25,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 
-# Run as a script, Python puts benchmarks/ first on sys.path, where sibling scripts (select.py)
-# would shadow standard-library modules of the same name; import from the environment only.
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

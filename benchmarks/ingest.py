@@ -22,12 +22,6 @@ from __future__ import annotations
 
 import os
 import sys
-
-# The script's folder comes first on sys.path; drop it so sibling benchmark scripts
-# (e.g. benchmarks/select.py) cannot shadow standard-library modules of the same name.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
-
 import argparse
 import platform
 import resource

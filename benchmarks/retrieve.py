@@ -33,11 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-# Sibling benchmark scripts (e.g. benchmarks/select.py) would shadow standard-library
-# modules of the same name when this file runs as a script; drop the script directory.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 DEFAULT_COLLECTION = Path("/root/.cache/nclue-dev/collection")
 SEED = 11
