@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
@@ -73,8 +74,8 @@ def run_demo(out: Path, dense_backend: str = "onnx", workers: int = 2, queries: 
 
     t = _stage("5/7 build the benchmark (inventory → rare conjunctions → validated release)")
     if not _release_ok(bench, verify_release):
-        options = BuildOptions(judge="embedding")
-        options.compose.n_queries = queries
+        defaults = BuildOptions()
+        options = BuildOptions(judge="embedding", compose=replace(defaults.compose, n_queries=queries))
         summary = build(collection, bench, options)
         console.print(f"{summary.manifest['counts'].get('queries')} queries written to {bench}")
     _done(t)
@@ -113,7 +114,8 @@ def _print_top(data: dict, rows: int = 10) -> None:
     from nclue.report.tables import Table
 
     table = scorecard_table(data)
-    console.print(Table(table.headers, table.rows[:rows], table.align, table.caption).to_rich())
+    wide = Console(width=max(console.width, 120))
+    wide.print(Table(table.headers, table.rows[:rows], table.align, table.caption).to_rich())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,7 +8,7 @@ every input into ``RUN_DIR/frozen.json`` for ``nclue reproduce --verify``.
 Tables (seed numbering):
 
 * **S1** ranked scorecard of fair runs on the default query form: n-Clue Score with its
-  exact-family 95% bootstrap CI, Gold Hit, Gold-NDCG (ties in score keep spec order);
+  exact-family 95% bootstrap CI, Gold Hit, Gold-NDCG (equal scores ordered by run name);
 * **S1d** privileged controls and baselines from ``BENCH/controls/`` — never ranked;
 * **S2b** n-Clue Score of each system on every query form it ran on;
 * **S1e** displayed contrasts: each block's best endpoint (by n-Clue Score) against its base,
