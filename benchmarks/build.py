@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-DEV = Path("/root/.cache/nclue-dev/collection")
+DEV = Path("nclue-demo/collection")  # built by `make demo`
 
 CHILD = """
 import sys, time

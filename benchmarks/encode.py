@@ -1,7 +1,7 @@
 """Encoding speed of nclue's dense backends against bare ``SentenceTransformer.encode``.
 
 Run: ``.venv/bin/python benchmarks/encode.py [COLLECTION] [--pages 400] [--seed 0]``
-(default collection: ``$NCLUE_DEV_COLLECTION`` or ``/root/.cache/nclue-dev/collection``).
+(default collection: ``$NCLUE_DEV_COLLECTION`` or ``nclue-demo/collection``, built by ``make demo``).
 
 A seeded random sample of pages is chunked once (MiniLM tokenizer, window 254 tokens,
 overlap 32 — the dense index defaults); every path encodes the *same* chunk texts:
@@ -95,7 +95,7 @@ def timed(fn, texts):  # noqa: ANN001, ANN201
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "collection", nargs="?", default=os.environ.get("NCLUE_DEV_COLLECTION", "/root/.cache/nclue-dev/collection")
+        "collection", nargs="?", default=os.environ.get("NCLUE_DEV_COLLECTION", "nclue-demo/collection")
     )
     parser.add_argument("--pages", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
