@@ -39,7 +39,7 @@ test: system-deps $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider --timeout 1200
 
 demo: system-deps $(STAMP)
-	$(PY) -m nclue.demo --out $(DEMO)
+	$(NCLUE) demo --out $(DEMO)
 
 clean-demo:
 	rm -rf $(DEMO)

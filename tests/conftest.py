@@ -1,44 +1,35 @@
-"""Shared session fixtures: the real Debian PDF corpus, a small slice of it, and its page store.
+"""Shared session fixtures: the committed small collection, and the real Debian PDF corpus.
 
+* ``small_collection``: a copy of ``tests/fixtures/collection`` — the page store of 12 real
+  PDFs (444 pages; three R manuals, TeX package manuals of 16–60 pages, science and
+  humanities; see :mod:`tests.fixtures.small_collection`). Needs no download.
 * ``debian_pdf_dir``: the full ``debian-docs`` corpus (487 PDFs) fetched by
   :func:`nclue.corpus.fetch.fetch_recipe` into ``$NCLUE_CACHE/debian-docs`` (default
   ``~/.cache/nclue/debian-docs``), outside the repository, so every test session and CI run
-  on the same machine fetches it once.
-* ``small_pdf_dir``: :data:`SMALL_DOCS` (12 real PDFs, 444 pages: three R manuals, TeX
-  package manuals of 16–60 pages, science and humanities) copied with their relative paths,
+  on the same machine fetches it once. Tests that use it (directly or through
+  ``small_pdf_dir``) are marked ``corpus``; ``pytest -m "not corpus"`` runs without it.
+* ``small_pdf_dir``: the 12 PDFs behind ``small_collection``, copied with their relative paths,
   so ``doc_id``s equal the full corpus's (e.g. ``r-doc-pdf/R/doc/manual/R-FAQ``).
-* ``small_collection``: ``small_pdf_dir`` ingested by :func:`nclue.corpus.ingest.ingest`
-  (``ocr="auto"``, one worker): a collection directory with ``docs.parquet`` and
-  ``pages.parquet``, to be read through ``nclue.corpus.store.PageStore.open``.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-SMALL_DOCS: tuple[str, ...] = (
-    "r-doc-pdf/R/doc/manual/R-FAQ.pdf",
-    "r-doc-pdf/R/doc/manual/R-data.pdf",
-    "r-doc-pdf/R/doc/manual/R-lang.pdf",
-    "texlive-humanities-doc/texlive-doc/latex/covington/covington.pdf",
-    "texlive-humanities-doc/texlive-doc/latex/jura/jura.pdf",
-    "texlive-humanities-doc/texlive-doc/latex/verse/verse.pdf",
-    "texlive-science-doc/texlive-doc/latex/algorithm2e/algorithm2e.pdf",
-    "texlive-science-doc/texlive-doc/latex/algorithmicx/algorithmicx.pdf",
-    "texlive-science-doc/texlive-doc/latex/algorithms/algorithms.pdf",
-    "texlive-science-doc/texlive-doc/latex/functan/functan.pdf",
-    "texlive-science-doc/texlive-doc/latex/mhchem/mhchem.pdf",
-    "texlive-science-doc/texlive-doc/latex/statistics/statistics.pdf",
-)
+from tests.fixtures.small_collection import FIXTURE_COLLECTION, SMALL_DOCS, copy_small_pdfs, nclue_cache
+
+__all__ = ["SMALL_DOCS"]
+CORPUS_FIXTURES = {"debian_pdf_dir", "small_pdf_dir", "bad_pdf_dir", "scanned_dir"}
 
 
-def nclue_cache() -> Path:
-    """Root of nclue's download cache: ``$NCLUE_CACHE`` or ``~/.cache/nclue``."""
-    return Path(os.environ.get("NCLUE_CACHE") or Path.home() / ".cache" / "nclue")
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs the downloaded corpus as ``corpus``."""
+    for item in items:
+        if CORPUS_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.corpus)
 
 
 @pytest.fixture(scope="session")
@@ -53,20 +44,30 @@ def debian_pdf_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def small_pdf_dir(debian_pdf_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A deterministic folder of 12 real PDFs (444 pages) copied from the full corpus."""
-    root = tmp_path_factory.mktemp("small-pdfs")
-    for rel in SMALL_DOCS:
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(debian_pdf_dir / rel, target)
-    return root
+    """A deterministic folder of the 12 real PDFs (444 pages) behind the fixture collection."""
+    return copy_small_pdfs(debian_pdf_dir, tmp_path_factory.mktemp("small-pdfs"))
 
 
 @pytest.fixture(scope="session")
-def small_collection(small_pdf_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``small_pdf_dir`` ingested by ``nclue.corpus.ingest.ingest``: a collection directory."""
-    from nclue.corpus.ingest import ingest
+def small_collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh copy of the committed fixture collection (no download needed)."""
+    target = tmp_path_factory.mktemp("small-collection") / "collection"
+    shutil.copytree(FIXTURE_COLLECTION, target)
+    return target
 
-    collection = tmp_path_factory.mktemp("small-collection") / "collection"
-    ingest(small_pdf_dir, collection, workers=1, ocr="auto", progress=False)
-    return collection
+
+@pytest.fixture
+def cli():  # noqa: ANN201 - returns the invoke function
+    """``cli(*args)`` runs the real ``nclue`` app in-process (typer's CliRunner) and returns the result.
+
+    Usage errors exit 2 with typer's usage message; an NclueError exits with its code and one
+    ``error:`` line in ``result.output``; ``result.exception`` is then a ``SystemExit``.
+    """
+    from typer.testing import CliRunner
+
+    from nclue.cli import app
+
+    def invoke(*args: object):  # noqa: ANN202 - click's Result
+        return CliRunner().invoke(app, [str(a) for a in args])
+
+    return invoke

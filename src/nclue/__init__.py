@@ -1,3 +1,72 @@
-"""nclue: conjunctive cross-page retrieval toolkit."""
+"""nclue: conjunctive cross-page retrieval over long PDF documents.
 
-__version__ = "0.1.0"
+The public API (``nclue.api``) is imported lazily, so ``import nclue`` and ``nclue --help``
+stay fast::
+
+    import nclue
+    coll = nclue.open_collection("coll")
+    bench = nclue.load_benchmark("bench")
+    card = nclue.evaluate(bench, [nclue.run_system(bench, coll, "bm25.and")])
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from nclue._version import __version__
+
+_API = {
+    "Collection": "nclue.api",
+    "open_collection": "nclue.api",
+    "ingest": "nclue.api",
+    "build_benchmark": "nclue.api",
+    "load_benchmark": "nclue.api",
+    "load_run": "nclue.api",
+    "run_system": "nclue.api",
+    "evaluate": "nclue.api",
+    "compare": "nclue.api",
+    "NclueError": "nclue.errors",
+    "Release": "nclue.release",
+    "Query": "nclue.types",
+    "Judgment": "nclue.types",
+    "CorpusDoc": "nclue.types",
+    "RankedDoc": "nclue.types",
+    "Run": "nclue.types",
+    "Scorecard": "nclue.evaluate.results",
+    "Comparison": "nclue.evaluate.results",
+    "DEFAULT_SEED": "nclue.types",
+}
+
+__all__ = ["__version__", *_API]
+
+if TYPE_CHECKING:
+    from nclue.api import (
+        Collection,
+        build_benchmark,
+        compare,
+        evaluate,
+        ingest,
+        load_benchmark,
+        load_run,
+        open_collection,
+        run_system,
+    )
+    from nclue.errors import NclueError
+    from nclue.evaluate.results import Comparison, Scorecard
+    from nclue.release import Release
+    from nclue.types import DEFAULT_SEED, CorpusDoc, Judgment, Query, RankedDoc, Run
+
+
+def __getattr__(name: str) -> Any:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nclue' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -6,13 +6,11 @@ second run takes seconds: the fetch is cached, ingest skips unchanged PDFs, inde
 kept, the benchmark is rebuilt only when missing or failing ``bench verify``, and the
 matrix skips runs whose spec and inputs are unchanged.
 
-Usage: ``python -m nclue.demo [--out nclue-demo] [--dense-backend onnx]``.
+Run it with ``nclue demo [--out nclue-demo] [--dense-backend onnx]`` (``make demo``).
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -20,6 +18,7 @@ from pathlib import Path
 from rich.console import Console
 
 from nclue.errors import NclueError
+from nclue.report.paper import PaperReport
 
 console = Console()
 
@@ -40,8 +39,9 @@ def run_demo(out: Path, dense_backend: str = "onnx", workers: int = 2, queries: 
     page's first window (254 word pieces) only; ``nclue index --dense`` encodes whole
     pages by default. The benchmark uses the embedding judge (MiniLM semantic gate).
     """
-    from nclue.bench.pipeline import BuildOptions, build
-    from nclue.bench.release import verify as verify_release
+    from nclue.bench.params import BuildOptions
+    from nclue.bench.pipeline import build
+    from nclue.bench.verify import verify as verify_release
     from nclue.corpus.fetch import fetch_recipe
     from nclue.corpus.info import collection_info, render_info
     from nclue.corpus.ingest import ingest
@@ -109,30 +109,8 @@ def _release_ok(bench: Path, verify_release) -> bool:  # noqa: ANN001 - nclue.be
     return not problems
 
 
-def _print_top(data: dict, rows: int = 10) -> None:
-    from nclue.report.paper_tables import scorecard_table
-    from nclue.report.tables import Table
+def _print_top(data: PaperReport, rows: int = 10) -> None:
+    from nclue.evaluate.results import scorecard_table
 
-    table = scorecard_table(data)
-    wide = Console(width=max(console.width, 120))
-    wide.print(Table(table.headers, table.rows[:rows], table.align, table.caption).to_rich())
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m nclue.demo``."""
-    parser = argparse.ArgumentParser(prog="python -m nclue.demo", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("nclue-demo"), help="demo directory (default nclue-demo)")
-    parser.add_argument("--dense-backend", default="onnx", help="torch, onnx, onnx-int8 or static (default onnx)")
-    parser.add_argument("--workers", type=int, default=2, help="ingest processes (default 2)")
-    parser.add_argument("--queries", type=int, default=1000, help="benchmark size (default 1000)")
-    args = parser.parse_args(argv)
-    try:
-        run_demo(args.out, args.dense_backend, args.workers, args.queries)
-    except NclueError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {exc}")
-        return exc.exit_code
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    table = scorecard_table(data.card, data.fair[:rows], data.categories)
+    Console(width=max(console.width, 120)).print(table.to_rich())

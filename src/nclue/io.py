@@ -84,27 +84,59 @@ def _reject_constant(token: str) -> float:
     raise ValueError(f"{token} is not a valid number")
 
 
-def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for each non-blank line of a JSON Lines file.
+def iter_text_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` for every line of a UTF-8 text file (newline removed).
 
-    Raises :class:`NclueError` naming ``path:line`` for a line that is not a JSON object
-    or that contains NaN/Infinity.
+    Raises :class:`NclueError` naming ``path:line`` for a line that is not valid UTF-8 and for a
+    file that cannot be read, instead of a ``UnicodeDecodeError`` without a location.
     """
     p = Path(path)
     if not p.is_file():
-        raise NclueError(f"{p}: file not found")
-    with p.open("r", encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            text = raw.strip()
-            if not text:
-                continue
-            try:
-                obj = json.loads(text, parse_constant=_reject_constant)
-            except (json.JSONDecodeError, ValueError) as exc:
-                raise NclueError(f"{where(p, number)}: malformed JSON ({exc}); fix or remove this line") from None
-            if not isinstance(obj, dict):
-                raise NclueError(f"{where(p, number)}: expected a JSON object, got {type(obj).__name__}")
-            yield number, obj
+        raise NclueError(f"{p}: file not found" + (" (it is a directory)" if p.is_dir() else ""))
+    try:
+        with p.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                try:
+                    yield number, raw.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError as exc:
+                    raise NclueError(
+                        f"{where(p, number)}: not UTF-8 text (byte {exc.start + 1} of the line is {raw[exc.start]:#04x}); "
+                        "nclue reads UTF-8 files — re-encode the file"
+                    ) from None
+    except OSError as exc:
+        raise NclueError(f"{p}: cannot read ({exc.strerror or exc})") from None
+
+
+def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line of a JSON Lines file.
+
+    Raises :class:`NclueError` naming ``path:line`` for a line that is not UTF-8, not a JSON
+    object, or that contains NaN/Infinity.
+    """
+    p = Path(path)
+    for number, raw in iter_text_lines(p):
+        text = raw.strip()
+        if not text:
+            continue
+        try:
+            obj = json.loads(text, parse_constant=_reject_constant)
+        except (json.JSONDecodeError, ValueError, RecursionError) as exc:
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            raise NclueError(f"{where(p, number)}: malformed JSON ({reason}); fix or remove this line") from None
+        if not isinstance(obj, dict):
+            raise NclueError(f"{where(p, number)}: expected a JSON object, got {type(obj).__name__}")
+        yield number, obj
+
+
+def json_safe(obj: Any) -> Any:
+    """Replace NaN/inf floats by ``None`` recursively (files are written with ``allow_nan=False``)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_safe(v) for v in obj]
+    return obj
 
 
 def require_finite(value: Any, path: object, line: int, field: str) -> float:

@@ -85,3 +85,13 @@ def bad_pdf_dir(debian_pdf_dir: Path, tmp_path_factory: pytest.TempPathFactory) 
     (bad / "zero-pages.pdf").write_bytes(zero_page_pdf())
     (bad / "notes.pdf").write_text("These are plain-text notes saved with a .pdf name.\n")
     return root
+
+
+@pytest.fixture(scope="session")
+def small_collection(small_pdf_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Here the small collection is ingested from the real PDFs (byte comparisons need one PDF folder)."""
+    from nclue.corpus.ingest import ingest
+
+    collection = tmp_path_factory.mktemp("small-collection") / "collection"
+    ingest(small_pdf_dir, collection, workers=1, ocr="auto", progress=False)
+    return collection

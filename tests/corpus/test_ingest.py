@@ -106,6 +106,15 @@ def test_rerun_reuses_everything_and_is_byte_identical(
     assert not (small_collection / WORK_DIR).exists()
 
 
+def test_committed_fixture_collection_is_what_ingest_writes(small_collection: Path) -> None:
+    from tests.fixtures.small_collection import FIXTURE_COLLECTION
+
+    for name in ("docs.parquet", "pages.parquet"):
+        assert (small_collection / name).read_bytes() == (FIXTURE_COLLECTION / name).read_bytes(), (
+            f"tests/fixtures/collection/{name} is stale: run `python -m tests.fixtures.small_collection`"
+        )
+
+
 @pytest.mark.slow
 def test_two_workers_write_the_same_bytes(small_pdf_dir: Path, small_collection: Path, tmp_path: Path) -> None:
     ingest(small_pdf_dir, tmp_path / "w2", workers=2, ocr="auto", progress=False)

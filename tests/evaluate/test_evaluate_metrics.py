@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from nclue_eval_helpers import write_jsonl, write_trec
 
-from nclue.evaluate import from_records, load_benchmark, load_run, score_runs, summarise
+from nclue.evaluate import Benchmark, from_records, load_run, score_runs, summarise
 from nclue.evaluate.metrics import GOLD_FIRST, MISS, SUBSET_FIRST
 from nclue.evaluate.summary import strata
 from nclue.types import RankedDoc, Run
@@ -23,7 +23,7 @@ def d(k: int) -> float:
 
 
 def test_table_s6_gold_first_and_subset_first(s6_release, tmp_path):
-    bench = load_benchmark(s6_release)
+    bench = Benchmark.open(s6_release)
     assert bench.qids == ("nclue_0000", "q2")
     qi = bench.qid_index["nclue_0000"]
     # gold at rank 2 behind an unjudged doc, grade-2 subset at rank 3: success (only judged subsets block).
@@ -45,7 +45,7 @@ def test_table_s6_gold_first_and_subset_first(s6_release, tmp_path):
 
 
 def test_denominator_is_every_benchmark_query_and_missing_ranking_is_miss(s6_release, tmp_path):
-    bench = load_benchmark(s6_release)
+    bench = Benchmark.open(s6_release)
     run = load_run(write_trec(tmp_path / "one.trec", {"nclue_0000": [(GOLD, 1.0)]}), bench)
     assert run.answered.tolist() == [True, False]
     s = summarise(score_runs(bench, [run]))["one"]
@@ -56,7 +56,7 @@ def test_denominator_is_every_benchmark_query_and_missing_ranking_is_miss(s6_rel
 
 
 def test_tie_rule_keeps_input_order(s6_release, tmp_path):
-    bench = load_benchmark(s6_release)
+    bench = Benchmark.open(s6_release)
     first = load_run(write_trec(tmp_path / "tie_gold.trec", {"q2": [("g1", 1.0), ("s1", 1.0)]}), bench)
     second = load_run(write_trec(tmp_path / "tie_sub.trec", {"q2": [("s1", 1.0), ("g1", 1.0)]}), bench)
     # rank column is ignored: the file order of equal scores decides
@@ -69,7 +69,7 @@ def test_tie_rule_keeps_input_order(s6_release, tmp_path):
 
 
 def test_tie_rule_same_in_jsonl_and_records(s6_release, tmp_path):
-    bench = load_benchmark(s6_release)
+    bench = Benchmark.open(s6_release)
     path = write_jsonl(
         tmp_path / "js.jsonl", [{"qid": "q2", "docs": [{"doc_id": "s1", "score": 1}, {"doc_id": "g1", "score": 1}]}]
     )
@@ -79,7 +79,7 @@ def test_tie_rule_same_in_jsonl_and_records(s6_release, tmp_path):
 
 
 def test_j061_partial_with_full_grade_blocks_and_counts_in_graded_ndcg(s6_release, tmp_path):
-    bench = load_benchmark(s6_release)
+    bench = Benchmark.open(s6_release)
     q = bench.qid_index["q2"]
     run = load_run(write_trec(tmp_path / "j.trec", {"q2": [("j061", 3), ("g2", 2), ("g1", 1)]}), bench)
     s = score_runs(bench, [run])
@@ -90,7 +90,7 @@ def test_j061_partial_with_full_grade_blocks_and_counts_in_graded_ndcg(s6_releas
 
 
 def test_cutoff_excludes_gold_below_k(s6_release, tmp_path):
-    bench = load_benchmark(s6_release)
+    bench = Benchmark.open(s6_release)
     q = bench.qid_index["q2"]
     docs = [(f"x{i}", 100 - i) for i in range(10)] + [("g1", 1)]
     s = score_runs(bench, [load_run(write_trec(tmp_path / "deep.trec", {"q2": docs}), bench)], k=10)
@@ -100,7 +100,7 @@ def test_cutoff_excludes_gold_below_k(s6_release, tmp_path):
 
 
 def test_mpg_partition_and_strata(s6_release, tmp_path):
-    bench = load_benchmark(s6_release)
+    bench = Benchmark.open(s6_release)
     run = load_run(write_trec(tmp_path / "r.trec", {"nclue_0000": [(SUB1, 2), (GOLD, 1)], "q2": [("g1", 1)]}), bench)
     s = summarise(score_runs(bench, [run]))["r"]
     assert s["miss"] + s["subset_first"] + s["gold_first"] == pytest.approx(100.0)
@@ -113,7 +113,7 @@ def test_mpg_partition_and_strata(s6_release, tmp_path):
 
 
 def test_gold_support_and_page_coverage(s6_release, tmp_path):
-    bench = load_benchmark(s6_release)
+    bench = Benchmark.open(s6_release)
     rows = [
         {
             "qid": "nclue_0000",
@@ -150,9 +150,7 @@ def test_gold_support_and_page_coverage(s6_release, tmp_path):
 
 def _random_case(rng, n_queries=40):
     from nclue.evaluate import build_benchmark
-    from nclue.evaluate.benchmark import GOLD as G
-    from nclue.evaluate.benchmark import PARTIAL as P
-    from nclue.evaluate.benchmark import QrelRow
+    from nclue.types import Judgment
 
     qids = [f"q{i}" for i in range(n_queries)]
     conds, rows = [], []
@@ -163,9 +161,9 @@ def _random_case(rng, n_queries=40):
         n_gold = int(rng.integers(0, 4))
         for j, doc in enumerate(docs):
             if j < n_gold:
-                rows.append(QrelRow(qid, f"d{doc}", n, G, None))
+                rows.append(Judgment(qid, f"d{doc}", n, "gold"))
             else:
-                rows.append(QrelRow(qid, f"d{doc}", int(rng.integers(1, n + 1)), P, None))
+                rows.append(Judgment(qid, f"d{doc}", int(rng.integers(1, n + 1)), "partial"))
     bench = build_benchmark(None, qids, conds, rows)
     runs = []
     for r in range(5):

@@ -6,7 +6,7 @@ import pytest
 from nclue_eval_helpers import S6_QRELS, S6_QUERY, make_release, write_jsonl, write_trec
 
 from nclue.errors import NclueError
-from nclue.evaluate import load_benchmark, load_run, score_runs
+from nclue.evaluate import Benchmark, load_run, score_runs
 from nclue.evaluate.benchmark import GOLD, PARTIAL
 from nclue.evaluate.runs import OUTSIDE, PAD
 
@@ -25,7 +25,7 @@ def test_release_arrays_and_families(tmp_path):
         {"qid": "a", "doc_id": "p", "grade": 1, "label": "partial"},
         {"qid": "a", "doc_id": "zero", "grade": 0, "label": "partial"},
     ]
-    bench = load_benchmark(make_release(tmp_path / "b", queries, qrels))
+    bench = Benchmark.open(make_release(tmp_path / "b", queries, qrels))
     assert bench.n_queries == 3 and bench.n.tolist() == [2, 2, 2]
     assert bench.family[0] == bench.family[1] != bench.family[2]
     assert bench.n_families == 2
@@ -41,14 +41,14 @@ def test_beir_and_trec_qrels_derive_labels_from_grade(tmp_path):
     (root / "qrels" / "test.tsv").write_text(
         "query-id\tcorpus-id\tscore\nnclue_0000\tg\t3\nnclue_0000\ts\t2\nq2\tt\t2\n"
     )
-    bench = load_benchmark(root)
+    bench = Benchmark.open(root)
     labels = {
         (bench.qids[q], bench.doc_ids[d]): int(lab) for q, d, lab in zip(bench.j_query, bench.j_doc, bench.j_label)
     }
     assert labels == {("nclue_0000", "g"): GOLD, ("nclue_0000", "s"): PARTIAL, ("q2", "t"): GOLD}
     trec = tmp_path / "qrels.txt"
     trec.write_text("nclue_0000 0 g 3\nq2 0 t 1\n")
-    bench = load_benchmark(root, trec)
+    bench = Benchmark.open(root, trec)
     assert sorted(bench.j_label.tolist()) == [PARTIAL, GOLD]
 
 
@@ -69,23 +69,23 @@ def test_beir_and_trec_qrels_derive_labels_from_grade(tmp_path):
 def test_bad_qrels_rows_name_file_and_line(tmp_path, row, message):
     root = make_release(tmp_path / "b", [S6_QUERY], [S6_QRELS[0], row])
     with pytest.raises(NclueError, match=message) as err:
-        load_benchmark(root)
+        Benchmark.open(root)
     assert "qrels.jsonl:2" in str(err.value)
 
 
 def test_duplicate_qrels_row_and_malformed_line(tmp_path):
     root = make_release(tmp_path / "b", [S6_QUERY], [S6_QRELS[0], S6_QRELS[0]])
-    with pytest.raises(NclueError, match=r"qrels.jsonl:2: .*already judged on line 1"):
-        load_benchmark(root)
+    with pytest.raises(NclueError, match=r"qrels.jsonl:2: .*already judged at .*qrels.jsonl:1"):
+        Benchmark.open(root)
     (root / "qrels.jsonl").write_text('{"qid": "nclue_0000"\n')
     with pytest.raises(NclueError, match=r"qrels.jsonl:1: malformed JSON"):
-        load_benchmark(root)
+        Benchmark.open(root)
     with pytest.raises(NclueError, match="not a benchmark release"):
-        load_benchmark(tmp_path)
+        Benchmark.open(tmp_path)
 
 
 def test_trec_run_errors_name_file_and_line(s6_release, tmp_path):
-    bench = load_benchmark(s6_release)
+    bench = Benchmark.open(s6_release)
     bad = tmp_path / "bad.trec"
     bad.write_text("q2 Q0 g1 1 1.0 bad\nq2 Q0 g2 2 nan bad\n")
     with pytest.raises(NclueError, match=r"bad.trec:2: field 'score' is 'nan'"):
@@ -102,7 +102,7 @@ def test_trec_run_errors_name_file_and_line(s6_release, tmp_path):
 
 
 def test_jsonl_run_errors(s6_release, tmp_path):
-    bench = load_benchmark(s6_release)
+    bench = Benchmark.open(s6_release)
     path = write_jsonl(
         tmp_path / "r.jsonl", [{"qid": "q2", "docs": [{"doc_id": "g1", "score": 1}, {"doc_id": "g1", "score": 0}]}]
     )
@@ -123,7 +123,7 @@ def test_jsonl_run_errors(s6_release, tmp_path):
 
 
 def test_unknown_qids_are_counted_and_unknown_docs_are_zero(s6_release, tmp_path):
-    bench = load_benchmark(s6_release)
+    bench = Benchmark.open(s6_release)
     path = write_trec(
         tmp_path / "my-run.v2.trec", {"zz": [("g1", 1)], "q2": [("never_seen", 3), ("g1", 2)], "yy": [("g1", 1)]}
     )

@@ -85,22 +85,10 @@ def test_missing_index_says_how_to_build(tmp_path: Path, lexical_collection: Pat
         BM25Params(method="bm26")
 
 
-def test_index_command(tmp_path: Path, lexical_collection: Path) -> None:
-    import typer
-    from typer.testing import CliRunner
-
-    from nclue.index.commands import register
-
+def test_index_command(tmp_path: Path, lexical_collection: Path, cli) -> None:  # noqa: ANN001
     for name in ("docs.parquet", "pages.parquet"):
         shutil.copy2(lexical_collection / name, tmp_path / name)
-    app = typer.Typer()
-    register(app)
-
-    @app.command("noop")
-    def _noop() -> None:  # a second command keeps typer in multi-command mode
-        """No-op."""
-
-    result = CliRunner().invoke(app, ["index", str(tmp_path), "--lexical", "--k1", "1.2"])
+    result = cli("index", tmp_path, "--lexical", "--k1", "1.2")
     assert result.exit_code == 0, result.output
     assert LexicalIndex(tmp_path).params.k1 == 1.2
 

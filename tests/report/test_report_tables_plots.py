@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from nclue.evaluate.results import Contrast, RunSummary
 from nclue.report.plots import delta_plane_plot, scorecard_plot
-from nclue.report.tables import Table, fmt_ci, fmt_p, fmt_pp, latex_escape, render
+from nclue.tables import Table, fmt_ci, fmt_p, fmt_pp, latex_escape, render
 
 
 def _table() -> Table:
@@ -40,19 +41,23 @@ def test_table_validation_and_formatters():
 
 
 def test_plots_write_png_and_pdf_deterministically(tmp_path):
-    summary = {
-        "fusion": {"n_clue_score": 31.0, "ci": {"n_clue_score": [28.0, 34.0]}},
-        "bm25": {"n_clue_score": 26.8, "ci": {"n_clue_score": [24.0, 29.0]}},
-    }
+    def run(name: str, score: float, ci: tuple[float, float]) -> RunSummary:
+        return RunSummary(name, score, 80.0, 50.0, 50.0, 20.0, 80.0 - score, score, ci={"n_clue_score": ci})
+
+    summary = {"fusion": run("fusion", 31.0, (28.0, 34.0)), "bm25": run("bm25", 26.8, (24.0, 29.0))}
     paths = scorecard_plot(summary, tmp_path / "card")
     assert [p.suffix for p in paths] == [".png", ".pdf"]
     first = [p.read_bytes() for p in paths]
     scorecard_plot(summary, tmp_path / "card")
     assert [p.read_bytes() for p in paths] == first
     assert first[0][:8] == b"\x89PNG\r\n\x1a\n" and first[1][:4] == b"%PDF"
+    def contrast(name: str, d_hit: float, d_score: float, ci: dict) -> Contrast:
+        return Contrast(name, "base", {"gold_hit": d_hit, "n_clue_score": d_score}, ci, 0.5, 0.5, 0.5, 10, 0.0,
+                        (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), {"1": 0.0, "2": 0.0, "3": 0.0})
+
     contrasts = {
-        "jina.distinct": {"delta": {"gold_hit": 9.5, "n_clue_score": 6.8}, "ci": {"n_clue_score": [3.7, 9.9]}},
-        "rerank": {"delta": {"gold_hit": -16.2, "n_clue_score": -3.9}},
+        "jina.distinct": contrast("jina.distinct", 9.5, 6.8, {"n_clue_score": (3.7, 9.9)}),
+        "rerank": contrast("rerank", -16.2, -3.9, {}),
     }
     plane = delta_plane_plot(contrasts, tmp_path / "plane", labels=["Jina composition", "Text reranking"])
     assert all(p.stat().st_size > 1000 for p in plane)

@@ -16,9 +16,16 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "coverage"
 class HashingEncoder:
     """Deterministic stand-in for MiniLM: hashed bag of lower-cased words, L2-normalised."""
 
+    backend = "hashing"
+    max_length = 512
+    batch_size = 0
+
     def __init__(self, dim: int = 64) -> None:
+        from nclue.models.identity import ModelIdentity
+
         self.dim = dim
         self.calls = 0
+        self.identity = ModelIdentity(f"hashing-test-{dim}", "0" * 64)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         self.calls += 1
@@ -28,9 +35,6 @@ class HashingEncoder:
                 out[i, int(hashlib.sha256(word.encode()).hexdigest()[:8], 16) % self.dim] += 1.0
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms > 0, norms, 1.0)
-
-    def identity(self) -> dict:
-        return {"kind": "hashing-test", "dim": self.dim}
 
 
 @pytest.fixture

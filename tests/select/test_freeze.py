@@ -43,7 +43,7 @@ def test_freeze_is_deterministic_and_evaluate_scores_it(task_dir, tmp_path, enco
     assert m1 == m2
     assert set(m1["outputs"]) == {"vectors.npz", "rankings.jsonl", "method.json"}
     assert {"select/selectors.py", "select/objective.py"} <= set(m1["code"])
-    summary = evaluate(task_dir, tmp_path / "f1", task_dir / "judgments.jsonl", tmp_path / "out")
+    summary = evaluate(task_dir, tmp_path / "f1", task_dir / "judgments.jsonl", tmp_path / "out").to_json()
     assert set(summary["splits"]) == {"all", "operations", "policy"}
     assert set(summary["splits"]["all"]["effects"]) == {"coverage-minus-dense", "gated-minus-dense",
                                                         "gated-minus-coverage"}

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
-from nclue.select.bootstrap import draw_indices, paired_interval
 from nclue.select.metrics import ndcg_at_k, score_task, summarise
-from nclue.select.tables import case_table, render, results_table
+from nclue.select.results import DRAWS, SEED, case_table, paired_intervals, results_table
+from nclue.tables import Table, render
 
 
 def test_seed_oracle_case_redundancy_and_coverage():
@@ -48,31 +49,33 @@ def test_lost_gained_and_zero_assignment_redundancy():
     assert summary["lost"] == 2 and summary["tasks"] == 2
 
 
-def test_bootstrap_is_seeded_paired_and_percentile():
-    idx = draw_indices(8)
-    assert idx.shape == (10_000, 8)
-    np.testing.assert_array_equal(idx, draw_indices(8))
+def test_bootstrap_equals_a_direct_resampling_of_tasks():
+    """R03's paired task bootstrap, written out directly: draw task indices, average, take percentiles."""
     a = np.array([1.0, 0.5, 0.2, 0.9, 0.3, 0.4, 0.8, 0.1])
-    b = a - 0.1
-    iv = paired_interval(a, b, idx)
-    assert math.isclose(iv.estimate, 0.1) and math.isclose(iv.low, 0.1) and math.isclose(iv.high, 0.1)
-    iv2 = paired_interval(a, np.zeros(8), idx)
-    means = a[idx].mean(axis=1)
-    assert math.isclose(iv2.low, float(np.percentile(means, 2.5)))
-    assert iv2.low < iv2.estimate < iv2.high
+    b = np.array([0.2, 0.7, 0.1, 0.4, 0.3, 0.9, 0.1, 0.0])
+    constant, shifted = paired_intervals(np.stack([np.full(8, 0.1), a - b]))
+    assert (constant.estimate, constant.low, constant.high) == pytest.approx((0.1, 0.1, 0.1))
+    idx = np.random.default_rng(SEED).integers(0, 8, size=(DRAWS, 8))
+    means = (a - b)[idx].mean(axis=1)
+    assert shifted.estimate == pytest.approx(float((a - b).mean()))
+    assert shifted.low == pytest.approx(float(np.percentile(means, 2.5)), abs=1e-12)
+    assert shifted.high == pytest.approx(float(np.percentile(means, 97.5)), abs=1e-12)
+    assert paired_intervals((a - b)[None, :]) == [shifted]
 
 
 def test_tables_render_markdown_and_latex():
-    md = case_table(["3", "7"], {"3": "a_b", "7": "c"}, {"3": 2.5, "7": 0.0}, {"3": [1, 2], "7": [2]})
+    md = render(case_table(["3", "7"], {"3": "a_b", "7": "c"}, {"3": 2.5, "7": 0.0}, {"3": [1, 2], "7": [2]}),
+                "markdown")
     assert "| 1 / 3 | a_b | 2.5 | 1, 2 | 1, 2 |" in md
     assert "| 2 / 7 | c | 0 | 2 | None |" in md
-    tex = render(("A", "B"), [("x_1", "50%")], "tex")
+    tex = render(Table(("A", "B"), (("x_1", "50%"),)), "latex")
     assert r"x\_1 & 50\% \\" in tex and r"\toprule" in tex
     summary = {"ndcg": 0.5, "coverage": 0.25, "redundancy": 0.0, "pair_cosine": 0.1, "no_obligation": 2.0,
                "lost": 1, "gained": 3}
-    assert "| Dense | 0.5000 | 0.2500 | 0.0000 | 0.1000 | 2.0000 | 1 / 3 |" in results_table({"dense": summary})
+    assert "| Dense | 0.5000 | 0.2500 | 0.0000 | 0.1000 | 2.0000 | 1 / 3 |" in render(
+        results_table({"dense": summary}), "markdown")
 
 
 def test_case_table_shortens_path_like_id_titles():
-    md = case_table(["pkg/doc/guide"], {"pkg/doc/guide": "pkg/doc/guide"}, {"pkg/doc/guide": 2}, {})
+    md = render(case_table(["pkg/doc/guide"], {"pkg/doc/guide": "pkg/doc/guide"}, {"pkg/doc/guide": 2}, {}), "markdown")
     assert "| 1 / pkg/doc/guide | guide | 2 | None | None |" in md

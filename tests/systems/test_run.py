@@ -6,13 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-import typer
-from typer.testing import CliRunner
 
 from nclue.errors import NclueError
 from nclue.io import write_jsonl
 from nclue.query import render_forms
-from nclue.systems.run import read_queries, run_systems
+from nclue.release import Release
+from nclue.systems.run import run_systems
 
 CONDITIONS = [["regression model", "data frame"], ["algorithm", "pseudocode", "loop"], ["chemical equation", "arrow"]]
 
@@ -35,8 +34,7 @@ def make_release(root: Path, workspace, rename: bool) -> Path:  # noqa: ANN001
 def test_run_matches_by_sha256_and_writes_formats(workspace, tmp_path: Path) -> None:  # noqa: ANN001
     bench = make_release(tmp_path / "bench", workspace, rename=True)
     names = ["bm25.joint", "bm25.decompose(distinct)", "rrf(bm25.and,bm25.decompose(distinct))"]
-    report = run_systems(bench, workspace.collection_dir, names, form="natural", out_dir=tmp_path / "runs",
-                         depth=20, progress=False, workspace=workspace)
+    report = run_systems(bench, workspace, names, form="natural", out_dir=tmp_path / "runs", depth=20)
     m = report.mapping
     assert m.matched_by_sha256 == len(workspace.pages.doc_ids) - 1
     assert len(m.unmatched_collection) == 1 and m.missing_release == ["not-in-collection"]
@@ -68,43 +66,34 @@ def test_failed_queries_are_counted(workspace, tmp_path: Path) -> None:  # noqa:
     bench = tmp_path / "bench"
     bench.mkdir()
     write_jsonl(bench / "queries.jsonl", [{"qid": "a", "conditions": ["the", "of"]}, {"qid": "b", "conditions": ["verse", "stanza"]}])
-    report = run_systems(bench, workspace.collection_dir, ["bm25.decompose(min)"], progress=False, workspace=workspace)
+    report = run_systems(bench, workspace, ["bm25.decompose(min)"])
     assert list(report.failed["bm25.decompose(min)"]) == ["a"]
     assert report.runs["bm25.decompose(min)"].rankings["a"] == []
     assert report.runs["bm25.decompose(min)"].rankings["b"]
 
 
-def test_read_queries_errors(tmp_path: Path) -> None:
+def test_query_file_errors_name_file_and_line(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "queries.jsonl", [{"qid": "a", "conditions": ["x"]}])
-    with pytest.raises(NclueError, match="queries.jsonl:1"):
-        read_queries(tmp_path)
+    with pytest.raises(NclueError, match="queries.jsonl:1: .*1 condition"):
+        Release.open(tmp_path)
     with pytest.raises(NclueError, match="not found"):
-        read_queries(tmp_path / "nope")
+        Release.open(tmp_path / "nope")
 
 
-def _app() -> typer.Typer:
-    from nclue.systems.commands import register
-
-    app = typer.Typer()
-    register(app)
-    return app
-
-
-def test_cli_search_json_and_table(lexical_collection: Path) -> None:
-    runner = CliRunner()
-    result = runner.invoke(_app(), ["search", str(lexical_collection), '"regression model"; "data frame"', "-k", "3", "--format", "json"])
+def test_cli_search_json_and_table(lexical_collection: Path, cli) -> None:  # noqa: ANN001
+    result = cli("search", lexical_collection, '"regression model"; "data frame"', "-k", "3", "--format", "json")
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)
     assert [r["rank"] for r in rows] == [1, 2, 3]
     assert set(rows[0]["evidence"]) == {"regression model", "data frame"}
-    result = runner.invoke(_app(), ["search", str(lexical_collection), "", "-c", "algorithm", "-c", "pseudocode", "-k", "2"])
+    result = cli("search", lexical_collection, "", "-c", "algorithm", "-c", "pseudocode", "-k", "2")
     assert result.exit_code == 0 and "algorithm" in result.output
-    result = runner.invoke(_app(), ["search", str(lexical_collection), '"only one"'])
-    assert isinstance(result.exception, NclueError) and result.exception.exit_code == 2
+    result = cli("search", lexical_collection, '"only one"')
+    assert result.exit_code == 2 and "only one condition" in result.output
 
 
-def test_cli_run(lexical_collection: Path, workspace, tmp_path: Path) -> None:  # noqa: ANN001
+def test_cli_run(lexical_collection: Path, workspace, tmp_path: Path, cli) -> None:  # noqa: ANN001
     bench = make_release(tmp_path / "bench", workspace, rename=False)
-    result = CliRunner().invoke(_app(), ["run", str(bench), str(lexical_collection), "-s", "bm25.cover", "-o", str(tmp_path / "out")])
+    result = cli("run", bench, lexical_collection, "-s", "bm25.cover", "-o", tmp_path / "out")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "bm25.cover.trec").is_file() and (tmp_path / "out" / "bm25.cover.jsonl").is_file()

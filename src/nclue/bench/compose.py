@@ -34,19 +34,7 @@ import numpy as np
 
 from nclue.bench.inventory import Inventory
 from nclue.bench.matching import distinct_assignment, label, single_page_solvable
-
-
-@dataclass(frozen=True)
-class ComposeParams:
-    """Composition and selection parameters (recorded in MANIFEST.json)."""
-
-    n_queries: int = 1000
-    seed: int = 11
-    p_three: float = 0.35
-    max_golds: int = 10
-    max_condition_reuse: int = 8
-    max_gold_reuse: int = 12
-    attempts_per_query: int = 40
+from nclue.bench.params import ComposeParams
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Privileged controls and simple baselines, written as runs (SPEC §5.6; never ranked with fair systems).
+"""Privileged controls and simple baselines, written as runs (``docs/construction.md#controls``; never ranked).
 
 * ``oracle.surface_and`` — documents in which the inventory establishes every condition
   under any alias (the construction's own facts: must score n-Clue 100);
@@ -11,8 +11,8 @@
   conditions a document establishes (depth 100).
 
 Oracles rank matching documents by ``doc_id`` with score = number of conditions and carry
-``pages``/``evidence`` (page-aware). :func:`nclue_score` is the SPEC §3 n-Clue@k used to
-assert the control invariants at build and verify time.
+``pages``/``evidence`` (page-aware). Their scores are computed by the scorer
+(:func:`nclue.bench.verify.control_scores`) to assert the invariants at build and verify time.
 """
 
 from __future__ import annotations
@@ -96,29 +96,3 @@ def build_controls(
         )
         runs["baseline.frequency_prior"].append({"qid": qid, "docs": prior})
     return runs
-
-
-def nclue_score(
-    run: list[dict[str, Any]], labels: dict[str, dict[str, str]], qids: Sequence[str], k: int = 10
-) -> tuple[float, float]:
-    """(n-Clue Score@k, Gold Hit@k) of a JSONL run against ``labels[qid][doc_id]`` (SPEC §3).
-
-    Stable sort by score (ties keep run order), truncate at ``k``; success iff a gold is in
-    the top k and no judged partial precedes the first gold. Denominator: all ``qids``.
-    """
-    by_q = {row["qid"]: row["docs"] for row in run}
-    wins = hits = 0
-    for qid in qids:
-        docs = sorted(by_q.get(qid, []), key=lambda e: -float(e["score"]))[:k]
-        lab = labels.get(qid, {})
-        for entry in docs:
-            value = lab.get(entry["doc_id"])
-            if value == "gold":
-                wins += 1
-                hits += 1
-                break
-            if value == "partial":
-                hits += any(lab.get(e["doc_id"]) == "gold" for e in docs)
-                break
-    total = max(len(qids), 1)
-    return 100.0 * wins / total, 100.0 * hits / total

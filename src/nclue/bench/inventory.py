@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nclue.bench.text import ENGLISH_STOPWORDS, FOREIGN_WORDS, STOPWORDS, s_stem, split_pages, tokenize_document
+from nclue.bench.params import MineParams
 from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 
@@ -63,25 +64,6 @@ _DEF_AFTER_1 = frozenset({"refers", "means", "denotes", "stands"})
 _DEF_IS = frozenset({"is", "are"})
 _DEF_AFTER_2 = frozenset({"a", "an", "the", "used", "defined", "called"})
 _DEF_BEFORE = frozenset({"called", "termed", "named"})
-
-
-@dataclass(frozen=True)
-class MineParams:
-    """Inventory mining parameters (recorded in MANIFEST.json)."""
-
-    min_df: int = 3
-    max_df_frac: float = 0.08
-    max_n: int = 3
-    min_word_len: int = 3
-    min_heading_df: int = 2
-    min_english: float = 0.2
-    min_topicality: float = 0.25
-    min_single_len: int = 5
-    max_foreign: float = 0.05
-
-    def max_df(self, n_docs: int) -> int:
-        """Largest document frequency a candidate may have: ``max(min_df, ⌊max_df_frac·N⌋)``."""
-        return max(self.min_df, int(self.max_df_frac * n_docs))
 
 
 @dataclass

@@ -4,7 +4,8 @@ One pure pipeline over a page store; the judge is ``offline`` (the mined invento
 only), ``embedding`` (offline + the MiniLM semantic gate, :mod:`nclue.bench.gate`) or
 ``llm`` (offline + item verification through a chat endpoint with a frozen response
 cache, :mod:`nclue.bench.llm`). Outputs are deterministic for a given collection, seed and
-parameters (see :mod:`nclue.bench.release`).
+parameters (see :mod:`nclue.bench.verify`); the release files are written through
+:class:`nclue.release.Release`.
 """
 
 from __future__ import annotations
@@ -17,37 +18,24 @@ from typing import Any
 
 import numpy as np
 
-from nclue import __version__
+from nclue._version import __version__
 from nclue.bench.card import render_card
-from nclue.bench.compose import ComposeParams, Item, generate, select, select_gated
+from nclue.bench.compose import Item, generate, select, select_gated
 from nclue.bench.controls import CONTROL_NAMES, build_controls
-from nclue.bench.inventory import Inventory, MineParams, mine
-from nclue.bench.release import control_scores, write_beir, write_sums
+from nclue.bench.inventory import Inventory, mine
+from nclue.bench.params import JUDGES, BuildOptions
 from nclue.bench.validate import validate_release
+from nclue.bench.verify import control_scores, write_sums
 from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 from nclue.io import atomic_write_text, dumps_canonical, sha256_bytes, write_json, write_jsonl
 from nclue.query import render_forms
+from nclue.release import Release
+from nclue.types import CorpusDoc, Judgment, Query
 
-JUDGES = ("offline", "embedding", "llm")
 RELEASE_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.jsonl", "inventory.jsonl", "MANIFEST.json", "README.md", "SHA256SUMS")
 
 Tick = Callable[[str, int, int | None], None]
-
-
-@dataclass
-class BuildOptions:
-    """Everything ``nclue build`` takes besides the paths."""
-
-    judge: str = "offline"
-    name: str = "nclue-bench"
-    mine: MineParams = field(default_factory=MineParams)
-    compose: ComposeParams = field(default_factory=ComposeParams)
-    embed_threshold: float = 0.15
-    llm_url: str | None = None
-    llm_model: str | None = None
-    llm_key: str | None = None
-    llm_cache: Path | None = None
 
 
 @dataclass
@@ -138,11 +126,8 @@ def build(collection: str | Path, out: str | Path, options: BuildOptions = Build
     _clear(out_dir)
     qids = [f"nclue_{i:04d}" for i in range(len(chosen))]
     queries, qrels = _rows(inventory, chosen, qids)
-    corpus = _corpus_rows(store)
-    write_jsonl(out_dir / "corpus.jsonl", corpus)
-    write_jsonl(out_dir / "queries.jsonl", queries)
-    write_jsonl(out_dir / "qrels.jsonl", qrels)
-    write_beir(out_dir / "qrels" / "test.tsv", qrels)
+    release = Release.from_records(queries, qrels, _corpus_rows(store), root=out_dir)
+    release.write(out_dir)
     write_jsonl(out_dir / "inventory.jsonl", _inventory_rows(inventory))
     tick("controls", 0, len(CONTROL_NAMES))
     runs = build_controls(inventory, store, [(q, it.conditions) for q, it in zip(qids, chosen)], options.compose.seed)
@@ -150,8 +135,8 @@ def build(collection: str | Path, out: str | Path, options: BuildOptions = Build
         write_jsonl(out_dir / "controls" / f"{name}.jsonl", rows)
         tick("controls", 1, None)
 
-    validation = validate_release(out_dir)
-    scores = control_scores(out_dir)
+    validation = validate_release(out_dir, release)
+    scores = control_scores(out_dir, release)
     manifest = {
         "name": options.name,
         "format_version": 1,
@@ -182,39 +167,27 @@ def build(collection: str | Path, out: str | Path, options: BuildOptions = Build
     return BuildSummary(out=out_dir, manifest=manifest, problems=list(validation.errors))
 
 
-def _rows(inventory: Inventory, chosen: list[Item], qids: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _rows(inventory: Inventory, chosen: list[Item], qids: list[str]) -> tuple[list[Query], list[Judgment]]:
     queries, qrels = [], []
     for qid, item in zip(qids, chosen):
         names = [inventory.conditions[c].name for c in item.conditions]
-        queries.append(
-            {
-                "qid": qid,
-                "conditions": names,
-                "aliases": {n: list(inventory.conditions[c].aliases) for n, c in zip(names, item.conditions)},
-                "forms": render_forms(names),
-            }
-        )
+        aliases = {n: tuple(inventory.conditions[c].aliases) for n, c in zip(names, item.conditions)}
+        queries.append(Query(qid, tuple(names), render_forms(names), aliases))
         for d in sorted(item.docs, key=lambda d: inventory.doc_ids[d]):
             sets = item.docs[d]
-            qrels.append(
-                {
-                    "qid": qid,
-                    "doc_id": inventory.doc_ids[d],
-                    "grade": sum(1 for s in sets if s),
-                    "label": item.labels[d],
-                    "pages": {n: list(s) for n, s in zip(names, sets) if s},
-                }
-            )
+            pages = {n: tuple(s) for n, s in zip(names, sets) if s}
+            qrels.append(Judgment(qid, inventory.doc_ids[d], len(pages), item.labels[d], pages))  # type: ignore[arg-type]
     return queries, qrels
 
 
-def _corpus_rows(store: PageStore) -> list[dict[str, Any]]:
+def _corpus_rows(store: PageStore) -> list[CorpusDoc]:
     rows = []
     for r in sorted(store.docs.to_pylist(), key=lambda r: r["doc_id"]):
         if r["status"] != "ok" or r["doc_id"] not in store.doc_index:
             continue
         rows.append(
-            {k: r[k] for k in ("doc_id", "path", "source", "sha256")} | {"n_pages": int(r["n_pages"]), "n_bytes": int(r["n_bytes"])}
+            CorpusDoc(r["doc_id"], n_pages=int(r["n_pages"]), path=r["path"], source=r["source"], sha256=r["sha256"],
+                      n_bytes=int(r["n_bytes"]))
         )
     return rows
 
@@ -227,18 +200,18 @@ def _inventory_rows(inventory: Inventory) -> list[dict[str, Any]]:
     return rows
 
 
-def _examples(queries: list[dict[str, Any]], qrels: list[dict[str, Any]], seed: int, k: int = 10) -> list[dict[str, Any]]:
+def _examples(queries: list[Query], qrels: list[Judgment], seed: int, k: int = 10) -> list[dict[str, Any]]:
     """``k`` seeded example queries, each with its first gold and its highest-grade subset."""
-    by_q: dict[str, list[dict[str, Any]]] = {}
+    by_q: dict[str, list[Judgment]] = {}
     for row in qrels:
-        by_q.setdefault(row["qid"], []).append(row)
+        by_q.setdefault(row.qid, []).append(row)
     rng = np.random.default_rng(seed)
     picks = sorted(rng.choice(len(queries), size=min(k, len(queries)), replace=False).tolist())
     out = []
     for i in picks:
         q = queries[i]
-        rows = by_q[q["qid"]]
-        gold = next(r for r in rows if r["label"] == "gold")
-        subset = sorted((r for r in rows if r["label"] == "partial"), key=lambda r: (-r["grade"], r["doc_id"]))[0]
-        out.append({"qid": q["qid"], "clean_v2": q["forms"]["clean_v2"], "gold": gold, "subset": subset})
+        rows = by_q[q.qid]
+        gold = next(r for r in rows if r.label == "gold")
+        subset = sorted((r for r in rows if r.label == "partial"), key=lambda r: (-r.grade, r.doc_id))[0]
+        out.append({"qid": q.qid, "clean_v2": q.forms["clean_v2"], "gold": gold.to_json(), "subset": subset.to_json()})
     return out

@@ -1,7 +1,7 @@
-"""Independent re-derivation of a release's labels (SPEC §5.4) and its distribution tables.
+"""Independent re-derivation of a release's labels (``docs/construction.md#validation``) and its distribution tables.
 
-Reads only the release files — ``queries.jsonl``, ``qrels.jsonl``, ``inventory.jsonl``,
-``corpus.jsonl`` — and recomputes every label by brute force (all injective
+Reads only the release files — queries, qrels and corpus through :class:`~nclue.release.Release`,
+and ``inventory.jsonl`` — and recomputes every label by brute force (all injective
 condition→page maps via :func:`itertools.permutations` over each document's pages, not
 the Kuhn matching used by construction), then checks:
 
@@ -19,9 +19,10 @@ import itertools
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from nclue.io import iter_jsonl
+from nclue.release import Release
+from nclue.types import Judgment
 
 
 @dataclass
@@ -70,9 +71,10 @@ def _bucket(value: int, edges: tuple[int, ...], labels: tuple[str, ...]) -> str:
     return labels[-1]
 
 
-def validate_release(root: str | Path, max_errors: int = 50) -> Validation:
-    """Re-derive and check every label of the release at ``root``."""
+def validate_release(root: str | Path, release: Release | None = None, max_errors: int = 50) -> Validation:
+    """Re-derive and check every label of the release at ``root`` (opened as ``release`` if given)."""
     base = Path(root)
+    rel = release if release is not None else Release.open(base, require_qrels=True)
     result = Validation()
     inventory: dict[tuple[str, str], list[int]] = {}
     cond_docs: dict[str, set[str]] = defaultdict(set)
@@ -80,15 +82,12 @@ def validate_release(root: str | Path, max_errors: int = 50) -> Validation:
         inventory[(row["condition"], row["doc_id"])] = sorted(row["pages"])
         if row["pages"]:
             cond_docs[row["condition"]].add(row["doc_id"])
-    n_pages = {row["doc_id"]: int(row["n_pages"]) for _, row in iter_jsonl(base / "corpus.jsonl")}
-    queries = {row["qid"]: row for _, row in iter_jsonl(base / "queries.jsonl")}
-    qrels: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
-    n_rows = 0
-    for line, row in iter_jsonl(base / "qrels.jsonl"):
-        n_rows += 1
-        if row["doc_id"] in qrels[row["qid"]]:
-            result.errors.append(f"qrels.jsonl:{line}: duplicate row for {row['qid']}/{row['doc_id']}")
-        qrels[row["qid"]][row["doc_id"]] = row
+    n_pages = {d.doc_id: d.n_pages or 0 for d in rel.corpus}
+    queries = {q.qid: q for q in rel.queries}
+    qrels: dict[str, dict[str, Judgment]] = defaultdict(dict)
+    n_rows = len(rel.judgments)
+    for row in rel.judgments:
+        qrels[row.qid][row.doc_id] = row
 
     def fail(message: str) -> None:
         if len(result.errors) < max_errors:
@@ -100,7 +99,7 @@ def validate_release(root: str | Path, max_errors: int = 50) -> Validation:
     cond_use: Counter[str] = Counter()
     families: Counter[tuple[str, ...]] = Counter()
     for qid in sorted(queries):
-        conds = list(queries[qid]["conditions"])
+        conds = list(queries[qid].conditions)
         n = len(conds)
         union = sorted(set().union(*(cond_docs.get(c, set()) for c in conds)))
         union_total += len(union)
@@ -116,15 +115,15 @@ def validate_release(root: str | Path, max_errors: int = 50) -> Validation:
             if row is None:
                 continue
             grade = sum(1 for s in sets if s)
-            if row["grade"] != grade:
-                fail(f"{qid}/{doc_id}: grade {row['grade']} but clue count {grade}")
-            stored = {c: sorted(p) for c, p in row.get("pages", {}).items() if p}
+            if row.grade != grade:
+                fail(f"{qid}/{doc_id}: grade {row.grade} but clue count {grade}")
+            stored = {c: sorted(p) for c, p in (row.pages or {}).items() if p}
             derived = {c: s for c, s in zip(conds, sets) if s}
             if stored != derived:
                 fail(f"{qid}/{doc_id}: evidence pages differ from the inventory")
-            if row["label"] != expected:
-                fail(f"{qid}/{doc_id}: label {row['label']} but re-derived {expected}")
-            if row["label"] == "gold":
+            if row.label != expected:
+                fail(f"{qid}/{doc_id}: label {row.label} but re-derived {expected}")
+            if row.label == "gold":
                 golds.append(doc_id)
                 if grade == n and any(all(p in s for s in sets) for p in sets[0]):
                     single_page_golds += 1
@@ -158,8 +157,8 @@ def validate_release(root: str | Path, max_errors: int = 50) -> Validation:
         "queries": len(queries),
         "qrel_rows": n_rows,
         "union_total": union_total,
-        "gold_rows": sum(1 for rows in qrels.values() for r in rows.values() if r["label"] == "gold"),
-        "partial_rows": sum(1 for rows in qrels.values() for r in rows.values() if r["label"] == "partial"),
+        "gold_rows": sum(1 for r in rel.judgments if r.label == "gold"),
+        "partial_rows": sum(1 for r in rel.judgments if r.label == "partial"),
         "single_page_solvable_golds": single_page_golds,
         "families": len(families),
         "conditions_used": len(cond_use),

@@ -231,7 +231,7 @@ def ingest(
     collection_dir: str | os.PathLike[str],
     workers: int = 1,
     ocr: str = "auto",
-    progress: bool = True,
+    progress: bool = False,
 ) -> IngestSummary:
     """Build (or resume, or update) the page store of ``pdf_dir`` in ``collection_dir``.
 

@@ -1,7 +1,7 @@
-"""Paired base–variant contrasts with their uncertainty and sensitivity (SPEC §3–4).
+"""Paired base–variant contrasts with their uncertainty and sensitivity (``docs/statistics.md``).
 
-:func:`compare_runs` returns a JSON-ready dict; every effect, interval and bound is in
-percentage points, p-values are plain probabilities. Declared contrasts (each variant
+:func:`compare_runs` returns a :class:`~nclue.evaluate.results.Comparison`; every effect,
+interval and bound is in percentage points, p-values are plain probabilities. Declared contrasts (each variant
 against the base) are Holm-corrected on the family randomization p of the primary
 metric (n-Clue Score). Optional *blocks* group every tried endpoint of one operation
 (e.g. min / product / hmean / distinct) for a blockwise max-|T| test; Holm then runs
@@ -20,8 +20,8 @@ import numpy as np
 from nclue.errors import NclueError
 from nclue.evaluate.benchmark import Benchmark
 from nclue.evaluate.metrics import GOLD_FIRST, MISS, SUBSET_FIRST, Scores
-from nclue.evaluate.summary import HEADLINE, metric_matrix
-from nclue.evaluate.views import json_safe
+from nclue.evaluate.results import HEADLINE, BlockTest, Comparison, Contrast
+from nclue.evaluate.summary import metric_matrix
 from nclue.stats import (
     bootstrap_ci,
     crossed_bootstrap,
@@ -33,8 +33,10 @@ from nclue.stats import (
     remove_top_degree,
     spearman_matrix,
 )
+from nclue.types import DEFAULT_SEED
 
 PP = 100.0
+DEFAULT_DRAWS = 10000
 
 
 @dataclass(frozen=True)
@@ -68,12 +70,13 @@ def read_blocks(path: str | Path, default_base: str) -> list[Block]:
     return blocks
 
 
-def _mpg(outcome: np.ndarray) -> list[float]:
-    return [PP * float((outcome == o).mean()) for o in (MISS, SUBSET_FIRST, GOLD_FIRST)]
+def _mpg(outcome: np.ndarray) -> tuple[float, float, float]:
+    m, p, g = (PP * float((outcome == o).mean()) for o in (MISS, SUBSET_FIRST, GOLD_FIRST))
+    return m, p, g
 
 
-def _pair(lo_hi: np.ndarray | tuple[float, float]) -> list[float]:
-    return [PP * float(lo_hi[0]), PP * float(lo_hi[1])]
+def _pair(lo_hi: np.ndarray | tuple[float, float]) -> tuple[float, float]:
+    return PP * float(lo_hi[0]), PP * float(lo_hi[1])
 
 
 def compare_runs(
@@ -83,14 +86,14 @@ def compare_runs(
     variants: Sequence[str],
     blocks: Sequence[Block] = (),
     n_boot: int = 1000,
-    n_draws: int = 10000,
-    seed: int = 11,
+    n_draws: int = DEFAULT_DRAWS,
+    seed: int = DEFAULT_SEED,
     sensitivity: bool = True,
-) -> dict:
+) -> Comparison:
     """Every paired contrast ``variant − base`` with CIs, tests and sensitivity analyses.
 
     Undefined values (e.g. a leave-one-doc range when every query shares one document)
-    are ``None``.
+    are ``None`` in the JSON form.
     """
     for name in (base, *variants, *(b.base for b in blocks), *(e for b in blocks for e in b.endpoints)):
         if name not in scores.names:
@@ -106,36 +109,44 @@ def compare_runs(
     p_query = paired_randomization(diffs["n_clue_score"], None, n_draws, seed)
     p_family = paired_randomization(diffs["n_clue_score"], bench.family, n_draws, seed)
     p_holm = holm(p_family) if len(rows) else np.array([])
-    out: dict = {"base": base, "k": scores.k, "seed": seed, "bootstrap": n_boot, "draws": n_draws, "contrasts": {}}
     sens = _sensitivity(diffs["n_clue_score"], bench, n_boot, seed) if sensitivity and rows else []
+    contrasts: dict[str, Contrast] = {}
     for i, (name, r) in enumerate(zip(variants, rows)):
         common = (scores.outcome[b] != MISS) & (scores.outcome[r] != MISS)
-        entry = {
-            "delta": {m: PP * float(diffs[m][i].mean()) for m in HEADLINE},
-            "ci": {m: _pair(ci[j, i]) for j, m in enumerate(HEADLINE)},
-            "p_query": float(p_query[i]),
-            "p_family": float(p_family[i]),
-            "p_holm": float(p_holm[i]),
-            "common_n": int(common.sum()),
-            "delta_d": PP * float((primary[r, common] - primary[b, common]).mean()) if common.any() else None,
-            "base_mpg": _mpg(scores.outcome[b]),
-            "variant_mpg": _mpg(scores.outcome[r]),
-            "promotion_bound": {
+        contrasts[name] = Contrast(
+            variant=name,
+            base=base,
+            delta={m: PP * float(diffs[m][i].mean()) for m in HEADLINE},
+            ci={m: _pair(ci[j, i]) for j, m in enumerate(HEADLINE)},
+            p_query=float(p_query[i]),
+            p_family=float(p_family[i]),
+            p_holm=float(p_holm[i]),
+            common_n=int(common.sum()),
+            delta_d=PP * float((primary[r, common] - primary[b, common]).mean()) if common.any() else None,
+            base_mpg=_mpg(scores.outcome[b]),
+            variant_mpg=_mpg(scores.outcome[r]),
+            promotion_bound={
                 str(k): PP
                 * promotion_bound(primary[b] > 0, scores.first_judged[b], primary[r] > 0, scores.first_judged[r], k)
                 for k in (1, 2, 3)
             },
-        }
-        if sens:
-            entry.update(sens[i])
-        out["contrasts"][name] = entry
-    if blocks:
-        out["blocks"] = _blocks(scores, bench, blocks, n_draws, seed)
+            **(sens[i] if sens else {}),
+        )
     names = [base, *variants]
+    spearman = None
     if len(names) >= 2:
         idx = [scores.index(n) for n in names]
-        out["spearman"] = spearman_matrix({m: metric_matrix(scores, m)[idx].mean(axis=1) for m in HEADLINE})
-    return json_safe(out)
+        spearman = spearman_matrix({m: metric_matrix(scores, m)[idx].mean(axis=1) for m in HEADLINE})
+    return Comparison(
+        base=base,
+        k=scores.k,
+        seed=seed,
+        bootstrap=n_boot,
+        draws=n_draws,
+        contrasts=contrasts,
+        blocks=_blocks(scores, bench, blocks, n_draws, seed) if blocks else {},
+        spearman=spearman,
+    )
 
 
 def _sensitivity(diffs: np.ndarray, bench: Benchmark, n_boot: int, seed: int) -> list[dict]:
@@ -161,10 +172,9 @@ def _sensitivity(diffs: np.ndarray, bench: Benchmark, n_boot: int, seed: int) ->
     return out
 
 
-def _blocks(scores: Scores, bench: Benchmark, blocks: Sequence[Block], n_draws: int, seed: int) -> dict:
+def _blocks(scores: Scores, bench: Benchmark, blocks: Sequence[Block], n_draws: int, seed: int) -> dict[str, BlockTest]:
     primary = metric_matrix(scores, "n_clue_score")
-    result: dict = {}
-    block_p = []
+    found: list[tuple[Block, str, dict, float]] = []
     for block in blocks:
         b = scores.index(block.base)
         rows = [scores.index(e) for e in block.endpoints]
@@ -176,17 +186,13 @@ def _blocks(scores: Scores, bench: Benchmark, blocks: Sequence[Block], n_draws: 
             raise NclueError(
                 f"block {block.name!r}: display {display!r} is not one of its endpoints {list(block.endpoints)}"
             )
-        shown = block.endpoints.index(display)
-        block_p.append(float(p[shown]))
-        result[block.name] = {
-            "base": block.base,
-            "display": display,
-            "endpoints": {
-                e: {"delta": PP * float(observed[j]), "t": float(t[j]), "p_max_t": float(p[j])}
-                for j, e in enumerate(block.endpoints)
-            },
-            "p_block": float(p[shown]),
+        endpoints = {
+            e: {"delta": PP * float(observed[j]), "t": float(t[j]), "p_max_t": float(p[j])}
+            for j, e in enumerate(block.endpoints)
         }
-    for name, adj in zip(result, holm(block_p)):
-        result[name]["p_holm"] = float(adj)
-    return result
+        found.append((block, display, endpoints, float(p[block.endpoints.index(display)])))
+    adjusted = holm([p for *_, p in found])
+    return {
+        block.name: BlockTest(block.name, block.base, display, endpoints, p_block, float(adj))
+        for (block, display, endpoints, p_block), adj in zip(found, adjusted)
+    }

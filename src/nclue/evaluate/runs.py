@@ -1,7 +1,7 @@
-"""Read runs (TREC six-column or nclue JSONL) into rank-ordered arrays aligned to a benchmark.
+"""Encode runs (files parsed by :mod:`nclue.runfile`, or in-memory runs) as arrays aligned to a benchmark.
 
 A :class:`RunMatrix` holds, for every benchmark query (row, in benchmark order), the
-ranked documents as benchmark doc indices. Ranking rule (SPEC §3): sort by score
+ranked documents as benchmark doc indices. Ranking rule (``docs/metrics.md#ranking-rule``): sort by score
 descending with a *stable* sort, so equal scores keep the run file's order. Queries the
 run does not answer have an empty row (scored as a miss); qids the benchmark does not
 know are counted in :attr:`RunMatrix.unknown_qids`, never silently dropped.
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from nclue.errors import NclueError, where
+from nclue.errors import NclueError
 from nclue.evaluate.benchmark import Benchmark
-from nclue.io import iter_jsonl, require_finite
+from nclue.runfile import parse_run
 from nclue.types import Run
 
 PAD = -1
@@ -87,22 +87,20 @@ class RunMatrix:
 
 
 def load_run(path: str | Path, bench: Benchmark, name: str | None = None) -> RunMatrix:
-    """Read ``path`` (``.jsonl`` → nclue JSONL, anything else → TREC six columns).
+    """Read a run file (:mod:`nclue.runfile`: ``.jsonl`` → nclue JSONL, else TREC) into arrays.
 
-    The run's name is the file stem unless ``name`` is given. Malformed lines, non-finite
-    scores and a document listed twice for one query raise :class:`NclueError` naming
-    file and line.
+    The run's name is the file stem unless ``name`` is given. Malformed lines raise
+    :class:`NclueError` naming file and line.
     """
     p = Path(path)
-    if not p.is_file():
-        raise NclueError(f"{p}: run file not found")
-    parsed = _parse_jsonl(p) if p.suffix == ".jsonl" else _parse_trec(p)
-    return _encode(name or p.stem, parsed, bench, p)
+    parsed = parse_run(p)
+    return _encode(name or p.stem, {qid: [(d, s, _top_pages(pg) if pg else None) for d, s, pg, _ in rows]
+                                    for qid, rows in parsed.items()}, bench, p)
 
 
 def from_records(run: Run, bench: Benchmark) -> RunMatrix:
     """Encode an in-memory :class:`nclue.types.Run` (rankings in input order)."""
-    parsed: dict[str, list[tuple[str, float, tuple[int, ...] | None]]] = {}
+    parsed: _Parsed = {}
     for qid, ranking in run.rankings.items():
         seen: set[str] = set()
         rows = []
@@ -145,7 +143,7 @@ def _encode(name: str, parsed: _Parsed, bench: Benchmark, path: Path | None) -> 
     return RunMatrix.from_arrays(name, docs, scores, pages, unknown, path)
 
 
-def _top_pages(pairs: Iterable[tuple[int, float]] | Iterable[list[float]]) -> tuple[int, ...]:
+def _top_pages(pairs: Iterable[tuple[int, float]]) -> tuple[int, ...]:
     """The three highest-scoring distinct pages (stable for equal page scores)."""
     ordered = sorted(((int(p), float(s)) for p, s in pairs), key=lambda ps: -ps[1])
     out: list[int] = []
@@ -155,79 +153,3 @@ def _top_pages(pairs: Iterable[tuple[int, float]] | Iterable[list[float]]) -> tu
         if len(out) == SUPPORT_PAGES:
             break
     return tuple(out)
-
-
-def _parse_trec(path: Path) -> _Parsed:
-    parsed: _Parsed = {}
-    seen: dict[tuple[str, str], int] = {}
-    with path.open(encoding="utf-8") as handle:
-        for line, text in enumerate(handle, start=1):
-            parts = text.split()
-            if not parts:
-                continue
-            if len(parts) != 6:
-                raise NclueError(
-                    f"{where(path, line)}: TREC run lines need 6 columns (qid Q0 doc_id rank score name), got {len(parts)}"
-                )
-            qid, doc = parts[0], parts[2]
-            score = require_finite(parts[4], path, line, "score")
-            if (qid, doc) in seen:
-                raise NclueError(
-                    f"{where(path, line)}: {doc!r} already ranked for query {qid!r} on line {seen[(qid, doc)]}; keep one line"
-                )
-            seen[(qid, doc)] = line
-            parsed.setdefault(qid, []).append((doc, score, None))
-    return parsed
-
-
-def _parse_jsonl(path: Path) -> _Parsed:
-    parsed: _Parsed = {}
-    lines: dict[str, int] = {}
-    for line, obj in iter_jsonl(path):
-        qid, docs = obj.get("qid"), obj.get("docs")
-        if not isinstance(qid, str) or not isinstance(docs, list):
-            raise NclueError(f"{where(path, line)}: each line needs a string 'qid' and a 'docs' list")
-        if qid in lines:
-            raise NclueError(
-                f"{where(path, line)}: query {qid!r} already ranked on line {lines[qid]}; one line per query"
-            )
-        lines[qid] = line
-        rows = []
-        seen: set[str] = set()
-        for entry in docs:
-            if not isinstance(entry, dict) or not isinstance(entry.get("doc_id"), str):
-                raise NclueError(f"{where(path, line)}: every entry of 'docs' needs a string 'doc_id'")
-            doc = entry["doc_id"]
-            if doc in seen:
-                raise NclueError(f"{where(path, line)}: {doc!r} listed twice for query {qid!r}; keep one entry")
-            seen.add(doc)
-            score = require_finite(entry.get("score"), path, line, f"score of {doc}")
-            rows.append((doc, score, _jsonl_pages(entry, path, line)))
-        parsed[qid] = rows
-    return parsed
-
-
-def _jsonl_pages(entry: dict, path: Path, line: int) -> tuple[int, ...] | None:
-    raw = entry.get("pages")
-    evidence = entry.get("evidence")
-    if evidence is not None and not (
-        isinstance(evidence, dict)
-        and all(
-            isinstance(v, list) and all(isinstance(p, int) and not isinstance(p, bool) for p in v)
-            for v in evidence.values()
-        )
-    ):
-        raise NclueError(
-            f"{where(path, line)}: 'evidence' of {entry['doc_id']!r} must map condition to a list of page numbers"
-        )
-    if raw is None:
-        return None
-    ok = isinstance(raw, list) and all(
-        isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], int) and not isinstance(pair[0], bool)
-        for pair in raw
-    )
-    if not ok:
-        raise NclueError(f"{where(path, line)}: 'pages' of {entry['doc_id']!r} must be a list of [page, score] pairs")
-    for _, s in raw:
-        require_finite(s, path, line, f"page score of {entry['doc_id']}")
-    return _top_pages(raw)

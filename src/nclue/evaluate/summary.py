@@ -1,7 +1,7 @@
 """Aggregate per-query scores into run-level numbers (percentage points) and strata.
 
-Every mean divides by the number of benchmark queries in the selection (SPEC §3
-denominator rule); only the page-coverage numbers are conditional (on a top-k gold) and
+Every mean divides by the number of benchmark queries in the selection (the denominator
+rule of ``docs/metrics.md``); only the page-coverage numbers are conditional (on a top-k gold) and
 average over the queries where they are defined.
 """
 
@@ -13,10 +13,7 @@ import numpy as np
 
 from nclue.evaluate.benchmark import Benchmark
 from nclue.evaluate.metrics import GOLD_FIRST, MISS, OUTCOME_NAMES, SUBSET_FIRST, Scores
-
-HEADLINE = ("n_clue_score", "gold_hit", "gold_ndcg", "graded_ndcg")
-SHARES = ("miss", "subset_first", "gold_first")
-PAGE_METRICS = ("gold_support", "page_coverage_condition", "page_coverage_all")
+from nclue.evaluate.results import HEADLINE, PAGE_METRICS, SHARES
 
 
 def metric_matrix(scores: Scores, metric: str) -> np.ndarray:
@@ -65,7 +62,7 @@ def summarise(
 
 
 def strata(bench: Benchmark) -> dict[str, dict[str, np.ndarray]]:
-    """Task-factor strata (SPEC §3): by ``n``, by ``L_min`` (≤30, 31–100, >100) and by ``|D+|``.
+    """Task-factor strata (``docs/metrics.md#task-factor-strata``): by ``n``, by ``L_min`` (≤30, 31–100, >100) and by ``|D+|``.
 
     ``L_min`` queries whose gold page counts are unknown (no corpus.jsonl) fall in ``unknown``.
     Empty strata are omitted.

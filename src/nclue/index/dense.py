@@ -140,7 +140,7 @@ def build_dense_index(
     window: int | None = None,
     overlap: int = DEFAULT_OVERLAP,
     batch_size: int = 16,
-    progress: bool = True,
+    progress: bool = False,
     dtype: str = "float32",
     shard_size: int = DEFAULT_SHARD_SIZE,
     rebuild: bool = False,

@@ -17,10 +17,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nclue import __version__
-from nclue.errors import NclueError
+from nclue._version import __version__
 from nclue.io import dumps_canonical, sha256_bytes, sha256_file, write_json
 from nclue.matrix.spec import MatrixSpec, RunSpec
+from nclue.release import CORPUS_FILE, QUERIES_FILE, Release
 
 MANIFEST = "matrix.json"
 _VERSIONED = ("numpy", "scipy", "bm25s", "pypdfium2", "torch", "sentence-transformers", "onnxruntime")
@@ -52,12 +52,10 @@ def tree_fingerprint(root: Path) -> str:
     return sha256_bytes("\n".join(entries).encode())
 
 
-def input_fingerprints(bench_dir: Path, collection_dir: Path) -> dict[str, str]:
-    """Fingerprints of everything a run reads."""
-    out = {}
-    for name in ("queries.jsonl", "corpus.jsonl"):
-        path = bench_dir / name
-        out[f"bench/{name}"] = sha256_file(path) if path.is_file() else "absent"
+def input_fingerprints(release: Release, collection_dir: Path) -> dict[str, str]:
+    """Fingerprints of everything a run reads: the release's queries and corpus, the collection."""
+    hashes = release.hashes
+    out = {f"bench/{name}": hashes.get(name, "absent") for name in (QUERIES_FILE, CORPUS_FILE)}
     for name in ("docs.parquet", "pages.parquet"):
         out[f"collection/{name}"] = sha256_file(collection_dir / name)
     out["collection/index"] = tree_fingerprint(collection_dir / "index")
@@ -104,7 +102,7 @@ def run_matrix(
     bench_dir: str | os.PathLike[str],
     collection_dir: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
-    progress: bool = True,
+    progress: bool = False,
     force: bool = False,
 ) -> MatrixResult:
     """Produce every run of ``spec`` in ``out_dir`` (TREC + JSONL each), skipping unchanged ones.
@@ -115,12 +113,11 @@ def run_matrix(
     from nclue.systems.registry import Workspace
     from nclue.systems.run import run_systems
 
-    bench, coll, out = Path(bench_dir), Path(collection_dir), Path(out_dir)
-    if not (bench / "queries.jsonl").is_file():
-        raise NclueError(f"{bench}: no queries.jsonl; build a benchmark with `nclue build COLLECTION -o {bench}`")
+    coll, out = Path(collection_dir), Path(out_dir)
+    release = Release.open(bench_dir, with_qrels=False)
     out.mkdir(parents=True, exist_ok=True)
     manifest = _load_manifest(out)
-    inputs = input_fingerprints(bench, coll)
+    inputs = input_fingerprints(release, coll)
     manifest.update({"spec": {"source": spec.source, "sha256": spec.sha256, "depth": spec.depth, "k": spec.k,
                               "form": spec.form}})
     manifest["contrasts"] = [{"name": c.name, "base": c.base, "variants": list(c.variants)} for c in spec.contrasts]
@@ -142,8 +139,8 @@ def run_matrix(
             workspace = Workspace(coll)
         started = time.perf_counter()
         report = run_systems(
-            bench, coll, [run.system], form=run.form, out_dir=out, depth=spec.depth, progress=progress,
-            default_form=spec.form, workspace=workspace,
+            release, workspace, [run.system], form=run.form, out_dir=out, depth=spec.depth, progress=progress,
+            default_form=spec.form,
         )
         seconds = time.perf_counter() - started
         errors = report.failed.get(run.name, {})

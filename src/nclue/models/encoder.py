@@ -49,18 +49,26 @@ class Encoder(Protocol):
 class _OnnxBackend:
     """:class:`OnnxMeanPoolEncoder` carrying the *source* model's identity and a backend tag."""
 
-    def __init__(self, model_path: Path, int8: bool, batch_size: int, threads: int) -> None:
+    def __init__(
+        self, model_path: Path, int8: bool, batch_size: int, threads: int, max_length: int | None, inter_threads: int
+    ) -> None:
         from nclue.models.onnx_encoder import OnnxMeanPoolEncoder
         from nclue.models.onnx_export import export_onnx
 
         layout = read_layout(model_path)
         onnx_dir = export_onnx(model_path, cache_dir() / "onnx", quantize_int8=int8)
         self.inner = OnnxMeanPoolEncoder(
-            onnx_dir, max_length=layout.max_seq_length, batch_size=batch_size, intra_op_threads=threads
+            onnx_dir,
+            max_length=min(max_length or layout.max_seq_length, layout.max_seq_length),
+            batch_size=batch_size,
+            intra_op_threads=threads,
+            inter_op_threads=inter_threads,
         )
         self.identity = model_identity(model_path)
         self.backend = "onnx-int8" if int8 else "onnx"
         self.max_length = self.inner.max_length
+        self.batch_size = batch_size
+        self.threads = (threads, inter_threads)
 
     @property
     def dim(self) -> int:
@@ -71,6 +79,30 @@ class _OnnxBackend:
 
     def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
         return self.inner.token_vectors(texts)
+
+
+def describe(encoder: Encoder) -> dict:
+    """What defines an encoder's vectors: model identity, backend, truncation, batching, threads.
+
+    Stored in manifests that must change whenever the vectors could (the R03 freeze, indexes).
+    ONNX backends add the SHA-256 of the exported graph files.
+    """
+    out = {
+        "model": encoder.identity.name,
+        "sha256": encoder.identity.sha256,
+        "backend": encoder.backend,
+        "max_length": int(encoder.max_length),
+        "batch_size": int(getattr(encoder, "batch_size", 0)),
+        "threads": list(getattr(encoder, "threads", ())),
+        "pooling": "attention-mask mean",
+        "normalise": "l2",
+    }
+    inner = getattr(encoder, "inner", None)
+    if inner is not None:
+        from nclue.io import sha256_file
+
+        out["onnx_sha256"] = {p.name: sha256_file(p) for p in sorted(Path(inner.onnx_dir).glob("*.onnx"))}
+    return out
 
 
 BUNDLED_ALIASES: tuple[str, ...] = ("minilm", "bundled")
@@ -89,11 +121,15 @@ def load_encoder(
     backend: str = "torch",
     batch_size: int = 16,
     threads: int | None = None,
+    max_length: int | None = None,
+    inter_threads: int = 1,
 ) -> Encoder:
     """Load a bi-encoder from a local sentence-transformers directory (default: bundled MiniLM).
 
-    Raises :class:`NclueError` for an unknown backend, a missing path or a directory that
-    is not a sentence-transformers model.
+    ``max_length`` truncates inputs below the model's own limit (word pieces); ``threads`` /
+    ``inter_threads`` set the intra-/inter-op thread counts (torch: process-wide, only when
+    given). Raises :class:`NclueError` for an unknown backend, a missing path or a directory
+    that is not a sentence-transformers model.
     """
     if backend not in BACKENDS:
         raise NclueError(f"unknown encoder backend {backend!r}; choose one of {', '.join(BACKENDS)}")
@@ -106,13 +142,17 @@ def load_encoder(
             import torch
 
             torch.set_num_threads(int(threads))  # process-wide: only when the caller asks
-        return SentenceTransformerEncoder(path, batch_size=batch_size)
+            try:
+                torch.set_num_interop_threads(int(inter_threads))
+            except RuntimeError:  # torch allows this once per process
+                pass
+        return SentenceTransformerEncoder(path, batch_size=batch_size, max_length=max_length)
     if backend == "static":
         from nclue.models.static import StaticEncoder
 
         return StaticEncoder(path)
     n_threads = int(threads or os.cpu_count() or 1)
-    return _OnnxBackend(path, int8=backend == "onnx-int8", batch_size=batch_size, threads=n_threads)
+    return _OnnxBackend(path, backend == "onnx-int8", batch_size, n_threads, max_length, inter_threads)
 
 
 def load_tokenizer(model_path: str | os.PathLike[str] | None = None):  # noqa: ANN201 - tokenizers.Tokenizer

@@ -37,9 +37,13 @@ class SentenceTransformerEncoder:
 
     backend = "torch"
 
-    def __init__(self, model_path: str | os.PathLike[str], batch_size: int = 16, device: str = "cpu") -> None:
+    def __init__(
+        self, model_path: str | os.PathLike[str], batch_size: int = 16, device: str = "cpu", max_length: int | None = None
+    ) -> None:
         self.model_path = Path(model_path)
         self.model = load_sentence_transformer(self.model_path, device=device)
+        if max_length is not None:
+            self.model.max_seq_length = min(int(max_length), int(self.model.max_seq_length or max_length))
         self.identity = model_identity(self.model_path)
         self.batch_size = int(batch_size)
         self.max_length = int(self.model.max_seq_length or 512)

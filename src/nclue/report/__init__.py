@@ -1,5 +1,1 @@
-"""Tables (Markdown, LaTeX, terminal) and plots (PNG + PDF) for scorecards and contrasts."""
-
-from nclue.report.tables import Table, fmt_ci, fmt_p, fmt_pp, render
-
-__all__ = ["Table", "fmt_ci", "fmt_p", "fmt_pp", "render"]
+"""The paper-style report (:mod:`nclue.report.paper`), its plots and ``reproduce --verify``."""

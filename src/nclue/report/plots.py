@@ -18,6 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from nclue.evaluate.results import Contrast, RunSummary  # noqa: E402
 from nclue.io import atomic_write_bytes  # noqa: E402
 
 
@@ -36,22 +37,22 @@ def _save(fig, stem: Path) -> list[Path]:  # noqa: ANN001 - matplotlib Figure
 
 
 def scorecard_plot(
-    summary: Mapping[str, Mapping],
+    summary: Mapping[str, RunSummary],
     stem: str | Path,
     metric: str = "n_clue_score",
     label: str = "n-Clue Score@10 (pp)",
 ) -> list[Path]:
-    """Ranked horizontal scorecard of ``summary`` (scorecard JSON ``runs``) with CIs.
+    """Ranked horizontal scorecard of ``summary`` (``Scorecard.runs`` or a subset) with CIs.
 
     Returns the written paths (``stem.png``, ``stem.pdf``).
     """
-    items = sorted(summary.items(), key=lambda kv: (-kv[1][metric], kv[0]))
+    items = sorted(summary.items(), key=lambda kv: (-getattr(kv[1], metric), kv[0]))
     names = [k for k, _ in items]
-    values = [v[metric] for _, v in items]
+    values = [getattr(v, metric) for _, v in items]
     height = max(2.0, 0.28 * len(names) + 0.8)
     fig, ax = plt.subplots(figsize=(6.4, height))
     ys = list(range(len(names)))[::-1]
-    cis = [v.get("ci", {}).get(metric) for _, v in items]
+    cis = [v.ci.get(metric) for _, v in items]
     if all(ci is not None for ci in cis) and cis:
         lo = [val - ci[0] for val, ci in zip(values, cis)]
         hi = [ci[1] - val for val, ci in zip(values, cis)]
@@ -66,24 +67,24 @@ def scorecard_plot(
 
 
 def delta_plane_plot(
-    contrasts: Mapping[str, Mapping],
+    contrasts: Mapping[str, Contrast],
     stem: str | Path,
     labels: Sequence[str] | None = None,
 ) -> list[Path]:
-    """Gold-Hit versus n-Clue-Score delta plane of paired contrasts (``compare`` JSON ``contrasts``)."""
+    """Gold-Hit versus n-Clue-Score delta plane of paired contrasts (``Comparison.contrasts``)."""
     names = list(contrasts)
     labels = list(labels) if labels is not None else names
-    d_hit = [contrasts[n]["delta"]["gold_hit"] for n in names]
-    d_score = [contrasts[n]["delta"]["n_clue_score"] for n in names]
+    d_hit = [contrasts[n].delta["gold_hit"] for n in names]
+    d_score = [contrasts[n].delta["n_clue_score"] for n in names]
     fig, ax = plt.subplots(figsize=(5.6, 4.6))
     extents = [abs(v) for v in d_hit + d_score]
-    extents += [abs(b) for n in names for b in (contrasts[n].get("ci", {}).get("n_clue_score") or [])]
+    extents += [abs(b) for n in names for b in (contrasts[n].ci.get("n_clue_score") or [])]
     span = max(extents + [1.0]) * 1.15
     ax.axhline(0, color="0.6", lw=0.8)
     ax.axvline(0, color="0.6", lw=0.8)
     ax.plot([-span, span], [-span, span], ls="--", color="0.75", lw=0.8, label="ΔScore = ΔHit")
     for name, x, y, text in zip(names, d_hit, d_score, labels):
-        ci = contrasts[name].get("ci", {}).get("n_clue_score")
+        ci = contrasts[name].ci.get("n_clue_score")
         if ci is not None:
             ax.errorbar(
                 [x],

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from nclue.errors import NclueError
-from nclue.report.paper import FROZEN, compute_report, input_hashes
+from nclue.io import sha256_file
+from nclue.report.paper import FROZEN, PaperReport, compute_report
 
 # Structural counts that must match exactly, not within the tolerance.
 _EXACT = {"queries", "families", "common_n", "rank", "k", "seed", "bootstrap", "draws"}
@@ -32,7 +33,7 @@ class Verification:
     hash_failures: list[str] = field(default_factory=list)
     cell_failures: list[str] = field(default_factory=list)
     cells_checked: int = 0
-    recomputed: dict = field(default_factory=dict)
+    recomputed: PaperReport | None = None
 
     @property
     def ok(self) -> bool:
@@ -96,21 +97,19 @@ def verify(
     frozen_path = runs_path / FROZEN
     if not frozen_path.is_file():
         raise NclueError(f"{frozen_path}: nothing frozen yet; run `nclue report {bench_path} {runs_path} -o REPORT_DIR` first")
-    frozen = json.loads(frozen_path.read_text(encoding="utf-8"))
+    try:
+        frozen = json.loads(frozen_path.read_text(encoding="utf-8"))
+        inputs = dict(frozen["inputs"])
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
+        raise NclueError(f"{frozen_path}: damaged ({exc}); rerun `nclue report` to freeze the numbers again") from None
     result = Verification()
-    run_names = [key[len("runs/"):-len(".jsonl")] for key in frozen["inputs"] if key.startswith("runs/")]
-    controls = [bench_path / key[len("bench/"):] for key in frozen["inputs"] if key.startswith("bench/controls/")]
-    for key, expected in sorted(frozen["inputs"].items()):
+    for key, expected in sorted(inputs.items()):
         file = bench_path / key[len("bench/"):] if key.startswith("bench/") else runs_path / key[len("runs/"):]
         if not file.is_file():
             result.hash_failures.append(f"{key}: file missing ({file})")
-    present = [c for c in controls if c.is_file()]
-    names_present = [n for n in run_names if (runs_path / f"{n}.jsonl").is_file()]
-    current = input_hashes(bench_path, runs_path, names_present, present)
-    for key, expected in sorted(frozen["inputs"].items()):
-        if key in current and current[key] != expected:
-            result.hash_failures.append(f"{key}: SHA-256 changed (frozen {expected[:12]}…, now {current[key][:12]}…)")
+        elif sha256_file(file) != expected:
+            result.hash_failures.append(f"{key}: SHA-256 changed (frozen {expected[:12]}…, now {sha256_file(file)[:12]}…)")
     fresh = compute_report(bench_path, runs_path, n_boot=frozen["bootstrap"], n_draws=frozen["draws"], seed=frozen["seed"])
     result.recomputed = fresh
-    result.cell_failures, result.cells_checked = compare_cells(frozen, fresh, tolerance)
+    result.cell_failures, result.cells_checked = compare_cells(frozen, fresh.to_json(), tolerance)
     return result

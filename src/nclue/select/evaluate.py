@@ -20,41 +20,35 @@ import numpy as np
 
 from nclue.errors import NclueError
 from nclue.io import atomic_write_text, sha256_file, write_json, write_jsonl
-from nclue.select.bootstrap import DRAWS, SEED, draw_indices, paired_interval
 from nclue.select.encode import load_vectors
 from nclue.select.freeze import MANIFEST_FILE, VECTORS_FILE, load_rankings, verify_freeze
 from nclue.select.metrics import METRICS, TaskScore, score_task, summarise
 from nclue.select.oracle import labeled_oracle
-from nclue.select.tables import case_table, effects_table, label, results_table
+from nclue.select.results import CoverageReport, CoverageSplit, Interval, case_table, label, paired_intervals
 from nclue.select.tasks import ALL_SPLIT, MissingPolicy, Task, load_docs, load_judgments, load_tasks, split_names
+from nclue.tables import render
 
 ORACLE = "oracle"
 REFERENCE = "dense"
 CONTRASTS: tuple[tuple[str, str], ...] = (("coverage", "dense"), ("gated", "dense"), ("gated", "coverage"))
-TABLE_NOTE = (
-    "Coverage uses all written requirements as denominator. Label redundancy is repeated agreed "
-    "document–obligation assignments divided by total assignments; it is zero when there are no assignments. "
-    "“Lost / gained” sums task-specific distinct obligations, counted once per task. The labeled oracle reads "
-    "the labels and is a diagnostic ceiling, never a baseline."
-)
-
-
-def _effects(scores: dict[str, list[TaskScore]], methods: list[str], n_tasks: int) -> dict:
-    indices = draw_indices(n_tasks)
-    effects = {}
-    for a, b in CONTRASTS:
-        if a in methods and b in methods:
-            effects[(a, b)] = {
-                metric: paired_interval(np.array([getattr(s, metric) for s in scores[a]], dtype=float),
-                                        np.array([getattr(s, metric) for s in scores[b]], dtype=float), indices)
-                for metric in METRICS
-            }
-    return effects
+def _effects(scores: dict[str, list[TaskScore]], methods: list[str]) -> dict[str, dict[str, Interval]]:
+    """Paired intervals of every declared contrast and metric, from one shared set of task draws."""
+    pairs = [(a, b) for a, b in CONTRASTS if a in methods and b in methods]
+    if not pairs:
+        return {}
+    rows = [
+        np.array([getattr(s, metric) for s in scores[a]], dtype=float)
+        - np.array([getattr(s, metric) for s in scores[b]], dtype=float)
+        for a, b in pairs
+        for metric in METRICS
+    ]
+    intervals = iter(paired_intervals(np.stack(rows)))
+    return {f"{a}-minus-{b}": {metric: next(intervals) for metric in METRICS} for a, b in pairs}
 
 
 def evaluate(task_dir: str | Path, freeze_dir: str | Path, judgments: str | Path, out_dir: str | Path,
-             on_missing: MissingPolicy = "error", on_task: Callable[[], None] | None = None) -> dict:
-    """Verify the freeze, then score it (module docstring); returns ``summary.json``'s content."""
+             on_missing: MissingPolicy = "error", on_task: Callable[[], None] | None = None) -> CoverageReport:
+    """Verify the freeze, then score it (module docstring); returns the report (``summary.json``)."""
     manifest, method = verify_freeze(task_dir, freeze_dir)
     if REFERENCE not in method["selectors"]:
         raise NclueError(f"{freeze_dir}: the freeze lacks the '{REFERENCE}' ranking that lost/gained are counted against")
@@ -93,42 +87,32 @@ def evaluate(task_dir: str | Path, freeze_dir: str | Path, judgments: str | Path
         if on_task is not None:
             on_task()
 
-    splits: dict[str, dict] = {}
-    md, tex = ["# Coverage selection results\n"], []
+    splits: dict[str, CoverageSplit] = {}
     for split in split_names(tasks):
         members = [t for t in tasks if split == ALL_SPLIT or split in t.splits]
         scores = {name: [per_task[t.task_id][name] for t in members] for name in methods}
-        summaries = {name: summarise(scores[name]) for name in methods}
-        effects = _effects(scores, methods, len(members))
-        splits[split] = {
-            "tasks": len(members),
-            "methods": summaries,
-            "effects": {f"{a}-minus-{b}": {m: asdict(iv) for m, iv in ivs.items()} for (a, b), ivs in effects.items()},
-        }
-        md += [f"## Split `{split}` ({len(members)} tasks)\n", results_table(summaries, "md"), TABLE_NOTE + "\n",
-               effects_table(effects, "md"),
-               f"{DRAWS:,} paired task bootstrap draws, seed {SEED}; percentile intervals, exploratory.\n"]
-        tex += [f"% split {split} ({len(members)} tasks)", results_table(summaries, "tex"), effects_table(effects, "tex")]
-    md.append(
+        splits[split] = CoverageSplit(split, len(members), {name: summarise(scores[name]) for name in methods},
+                                      _effects(scores, methods))
+    report = CoverageReport(
+        k=k,
+        freeze_manifest_sha256=sha256_file(Path(freeze_dir) / MANIFEST_FILE),
+        judgments_sha256=sha256_file(judgments),
+        missing_judgments={t.task_id: labels[t.task_id].missing for t in tasks if labels[t.task_id].missing},
+        oracle=oracle_stats,
+        splits=splits,
+    )
+    oracle_note = (
         f"The oracle enumerated {oracle_stats['enumerated']:,} {k}-document subsets, exactly representing all "
         f"{oracle_stats['subsets']:,} across {len(tasks)} pools; {oracle_stats['unreachable']} of "
         f"{oracle_stats['obligations']} obligations have no agreed supporting document anywhere in their pool.\n"
     )
-    atomic_write_text(Path(out_dir) / "results.md", "\n".join(md))
-    atomic_write_text(Path(out_dir) / "results.tex", "\n".join(tex))
-    _write_cases(Path(out_dir), tasks, docs, labels, chosen, methods)
-    write_jsonl(Path(out_dir) / "scores.jsonl", rows)
-    summary = {
-        "k": k,
-        "freeze_manifest_sha256": sha256_file(Path(freeze_dir) / MANIFEST_FILE),
-        "judgments_sha256": sha256_file(judgments),
-        "missing_judgments": {t.task_id: labels[t.task_id].missing for t in tasks if labels[t.task_id].missing},
-        "oracle": oracle_stats,
-        "bootstrap": {"draws": DRAWS, "seed": SEED, "level": 0.95},
-        "splits": splits,
-    }
-    write_json(Path(out_dir) / "summary.json", summary)
-    return summary
+    out = Path(out_dir)
+    atomic_write_text(out / "results.md", "# Coverage selection results\n\n" + report.to_markdown() + "\n" + oracle_note)
+    atomic_write_text(out / "results.tex", report.to_latex())
+    _write_cases(out, tasks, docs, labels, chosen, methods)
+    write_jsonl(out / "scores.jsonl", rows)
+    write_json(out / "summary.json", report.to_json())
+    return report
 
 
 def _write_cases(out: Path, tasks: list[Task], docs: dict, labels: dict, chosen: dict, methods: list[str]) -> None:
@@ -142,7 +126,8 @@ def _write_cases(out: Path, tasks: list[Task], docs: dict, labels: dict, chosen:
         md.append(f"## Task `{task.task_id}`\n\n{task.question}\n\nRequirements: {reqs}\n")
         tex.append(f"% task {task.task_id}")
         for name in methods:
-            md += [f"**{label(name)}**\n", case_table(chosen[task.task_id][name], titles, grades, agreed, "md")]
-            tex += [f"% {label(name)}", case_table(chosen[task.task_id][name], titles, grades, agreed, "tex")]
+            table = case_table(chosen[task.task_id][name], titles, grades, agreed)
+            md += [f"**{label(name)}**\n", render(table, "markdown")]
+            tex += [f"% {label(name)}", render(table, "latex")]
     atomic_write_text(out / "cases.md", "\n".join(md))
     atomic_write_text(out / "cases.tex", "\n".join(tex))

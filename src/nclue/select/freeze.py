@@ -25,6 +25,7 @@ from pathlib import Path
 
 from nclue.errors import NclueError
 from nclue.io import dumps_canonical, iter_jsonl, sha256_bytes, sha256_file, write_json, write_jsonl
+from nclue.models.encoder import Encoder
 from nclue.select import encode as encode_mod
 from nclue.select.selectors import GATE_FACTOR, SELECTORS, run_selector
 from nclue.select.tasks import DOCS_FILE, TASKS_FILE, Task, check_pool_sizes, load_docs, load_tasks
@@ -38,7 +39,7 @@ DEFAULT_K = 5
 # label-free code whose behaviour the rankings depend on, relative to the nclue package
 CODE_FILES: tuple[str, ...] = (
     "select/tasks.py", "select/objective.py", "select/selectors.py", "select/encode.py", "select/freeze.py",
-    "models/onnx_encoder.py", "models/onnx_export.py",
+    "models/encoder.py", "models/onnx_encoder.py", "models/onnx_export.py", "models/st_encoder.py",
 )
 
 _lock = threading.Lock()
@@ -107,9 +108,9 @@ def compute_rankings(tasks: list[Task], vectors: encode_mod.FrozenVectors, k: in
     return rows
 
 
-def freeze(task_dir: str | Path, out_dir: str | Path, encoder: encode_mod.Encoder | None = None,
+def freeze(task_dir: str | Path, out_dir: str | Path, encoder: Encoder | None = None,
            encoder_kind: str = "onnx", k: int = DEFAULT_K, selectors: list[str] | None = None,
-           onnx_dir: Path | None = None, on_block: Callable[[int], None] | None = None) -> dict:
+           on_block: Callable[[int], None] | None = None) -> dict:
     """Encode, rank and hash a task set while judgment files cannot be opened; returns the manifest.
 
     ``on_block(n)`` reports encoding progress (see :func:`nclue.select.encode.encode_task_set`).
@@ -125,10 +126,10 @@ def freeze(task_dir: str | Path, out_dir: str | Path, encoder: encode_mod.Encode
         tasks = load_tasks(src)
         docs = load_docs(src, tasks)
         check_pool_sizes(tasks, k)
-        enc = encoder if encoder is not None else encode_mod.make_encoder(encoder_kind, onnx_dir)
+        enc = encoder if encoder is not None else encode_mod.make_encoder(encoder_kind)
         vectors = encode_mod.encode_task_set(tasks, docs, enc, on_block)
         rankings = compute_rankings(tasks, vectors, k, names)
-        method = method_description(k, names, enc.identity())
+        method = method_description(k, names, encode_mod.encoder_identity(enc))
         out.mkdir(parents=True, exist_ok=True)
         encode_mod.save_vectors(out / VECTORS_FILE, vectors)
         write_jsonl(out / RANKINGS_FILE, rankings)

@@ -1,4 +1,4 @@
-"""Uncertainty and contrasts for per-query outcomes (SPEC §4).
+"""Uncertainty and contrasts for per-query outcomes (``docs/statistics.md``).
 
 Every function takes per-query arrays (values on a 0..1 scale, one column per
 benchmark query) plus, where relevant, cluster ids and an explicit seed; the same seed

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from nclue.types import DEFAULT_SEED
 
-def cluster_weights(n_clusters: int, n_replicates: int = 1000, seed: int = 11) -> np.ndarray:
+
+def cluster_weights(n_clusters: int, n_replicates: int = 1000, seed: int = DEFAULT_SEED) -> np.ndarray:
     """``(n_replicates, n_clusters)`` draw counts: ``n_clusters`` draws with replacement per row."""
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, n_clusters, size=(n_replicates, n_clusters))
@@ -44,7 +46,7 @@ def cluster_sums(
 
 
 def bootstrap_replicates(
-    values: np.ndarray, clusters: np.ndarray | None = None, n_replicates: int = 1000, seed: int = 11
+    values: np.ndarray, clusters: np.ndarray | None = None, n_replicates: int = 1000, seed: int = DEFAULT_SEED
 ) -> np.ndarray:
     """``(M, n_replicates)`` bootstrap means of each row of ``values (M, Q)``.
 
@@ -64,7 +66,7 @@ def bootstrap_ci(
     values: np.ndarray,
     clusters: np.ndarray | None = None,
     n_replicates: int = 1000,
-    seed: int = 11,
+    seed: int = DEFAULT_SEED,
     level: float = 0.95,
 ) -> np.ndarray:
     """Percentile interval ``(M, 2)`` of the mean of each row of ``values (M, Q)``."""

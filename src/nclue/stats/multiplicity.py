@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from nclue.types import DEFAULT_SEED
+
 from nclue.stats.randomization import TIE_TOL, sign_flips, unit_sums
 
 
@@ -30,7 +32,7 @@ def holm(pvalues: np.ndarray | list[float]) -> np.ndarray:
 
 
 def max_t(
-    diffs: np.ndarray, clusters: np.ndarray | None = None, n_draws: int = 10000, seed: int = 11
+    diffs: np.ndarray, clusters: np.ndarray | None = None, n_draws: int = 10000, seed: int = DEFAULT_SEED
 ) -> tuple[np.ndarray, np.ndarray]:
     """Max-|T| adjusted p-values for every endpoint row of ``diffs (m, Q)``.
 

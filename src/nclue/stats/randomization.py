@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from nclue.types import DEFAULT_SEED
+
 from nclue.stats.bootstrap import cluster_sums
 
 TIE_TOL = 1e-9
 
 
-def sign_flips(n_units: int, n_draws: int = 10000, seed: int = 11) -> np.ndarray:
+def sign_flips(n_units: int, n_draws: int = 10000, seed: int = DEFAULT_SEED) -> np.ndarray:
     """``(n_draws, n_units)`` float matrix of independent fair ±1 signs (seeded)."""
     rng = np.random.default_rng(seed)
     n_bytes = (n_units + 7) // 8
@@ -35,7 +37,7 @@ def unit_sums(diffs: np.ndarray, clusters: np.ndarray | None) -> np.ndarray:
 
 
 def paired_randomization(
-    diffs: np.ndarray, clusters: np.ndarray | None = None, n_draws: int = 10000, seed: int = 11
+    diffs: np.ndarray, clusters: np.ndarray | None = None, n_draws: int = 10000, seed: int = DEFAULT_SEED
 ) -> np.ndarray:
     """Two-sided p-values ``(M,)`` for ``mean(diffs[m]) == 0``, one per row of ``diffs (M, Q)``.
 

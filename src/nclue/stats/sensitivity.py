@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+
+from nclue.types import DEFAULT_SEED
 import scipy.sparse as sp
 
 
@@ -47,7 +49,7 @@ def crossed_weights(
     incidence: sp.spmatrix,
     combine: Literal["product", "membership"] = "product",
     n_replicates: int = 1000,
-    seed: int = 11,
+    seed: int = DEFAULT_SEED,
 ) -> np.ndarray:
     """``(n_queries, n_replicates)`` effective query weights of the crossed bootstrap."""
     matrix = sp.csr_matrix(incidence)
@@ -71,7 +73,7 @@ def crossed_bootstrap(
     incidence: sp.spmatrix,
     combine: Literal["product", "membership"] = "product",
     n_replicates: int = 1000,
-    seed: int = 11,
+    seed: int = DEFAULT_SEED,
     level: float = 0.95,
 ) -> list[CrossedInterval]:
     """Crossed query × document bootstrap interval of the mean of each row of ``diffs (M, Q)``.

@@ -1,10 +1,10 @@
-"""Run systems over a benchmark release and write TREC + JSONL runs (``docs/formats.md``).
+"""Run systems over a benchmark release and write TREC + JSONL runs (``docs/formats.md#runs``).
 
-Only ``BENCH/queries.jsonl`` is required. Release ``doc_id``s name the documents: a
+Only the release's queries are required. Release ``doc_id``s name the documents: a
 collection document is matched to a release document by ``doc_id`` or, when the release's
-``corpus.jsonl`` carries ``sha256``, by SHA-256 — so a published benchmark runs on a locally
-rebuilt copy of its PDFs. With a ``corpus.jsonl``, collection documents outside the release
-are left out of the runs; both directions of mismatch are counted in the :class:`RunReport`.
+corpus carries ``sha256``, by SHA-256 — so a published benchmark runs on a locally rebuilt
+copy of its PDFs. With a corpus, collection documents outside the release are left out of
+the runs; both directions of mismatch are counted in the :class:`RunReport`.
 
 File names: ``OUT/<run name>.trec`` and ``OUT/<run name>.jsonl`` where the run name is the
 system name (``system@form`` off the default form, as in :mod:`nclue.matrix.spec`). The
@@ -15,48 +15,18 @@ grammar reads it back to the same system).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nclue.errors import NclueError, where
-from nclue.io import atomic_write_text, dumps_canonical, iter_jsonl
-from nclue.query import parse_conditions, render_forms
+from nclue.errors import NclueError
+from nclue.release import Release
 from nclue.systems.backbone import Request, System
 from nclue.systems.names import canonical
 from nclue.systems.registry import Workspace
-from nclue.types import FORMS, Query, RankedDoc, Run
+from nclue.types import DEFAULT_FORM, Form, Query, RankedDoc, Run
 
 DEPTH = 100
-
-
-def read_queries(bench_dir: str | os.PathLike[str]) -> list[Query]:
-    """Queries of a release (``queries.jsonl``); missing forms are rendered from the conditions."""
-    path = Path(bench_dir) / "queries.jsonl"
-    out: list[Query] = []
-    seen: set[str] = set()
-    for line, row in iter_jsonl(path):
-        qid = row.get("qid")
-        if not isinstance(qid, str) or not qid:
-            raise NclueError(f"{where(path, line)}: missing string field 'qid'")
-        if qid in seen:
-            raise NclueError(f"{where(path, line)}: duplicate qid {qid!r}")
-        seen.add(qid)
-        conds = row.get("conditions")
-        if not isinstance(conds, list) or not all(isinstance(c, str) for c in conds):
-            raise NclueError(f"{where(path, line)}: 'conditions' must be a list of strings")
-        try:
-            conditions = parse_conditions("", conds)
-        except NclueError as exc:
-            raise NclueError(f"{where(path, line)}: {exc}") from None
-        forms = dict(render_forms(conditions))
-        given = row.get("forms") or {}
-        if not isinstance(given, dict):
-            raise NclueError(f"{where(path, line)}: 'forms' must be an object")
-        forms.update({k: v for k, v in given.items() if isinstance(v, str) and v.strip()})
-        aliases = {k: tuple(v) for k, v in (row.get("aliases") or {}).items()}
-        out.append(Query(qid=qid, conditions=conditions, forms=forms, aliases=aliases))
-    return out
 
 
 @dataclass
@@ -70,25 +40,18 @@ class DocMapping:
     missing_release: list[str] = field(default_factory=list)
 
 
-def map_documents(bench_dir: str | os.PathLike[str], workspace: Workspace) -> DocMapping:
-    """Match collection documents to the release's ``corpus.jsonl`` by doc_id, then SHA-256."""
-    collection_ids = [str(d) for d in workspace.pages.doc_ids.tolist()]
-    corpus = Path(bench_dir) / "corpus.jsonl"
-    if not corpus.is_file():
+def map_documents(release: Release, workspace: Workspace) -> DocMapping:
+    """Match collection documents to the release's corpus by doc_id, then SHA-256."""
+    collection_ids = workspace.pages.id_list
+    if not release.corpus:
         return DocMapping({d: d for d in collection_ids}, matched_by_id=len(collection_ids))
-    release: dict[str, str | None] = {}
-    for line, row in iter_jsonl(corpus):
-        doc_id = row.get("doc_id")
-        if not isinstance(doc_id, str):
-            raise NclueError(f"{where(corpus, line)}: missing string field 'doc_id'")
-        sha = row.get("sha256")
-        release[doc_id] = sha if isinstance(sha, str) and sha else None
-    by_sha = {sha: doc_id for doc_id, sha in sorted(release.items()) if sha}
+    release_sha = {d.doc_id: d.sha256 or None for d in release.corpus}
+    by_sha = {sha: doc_id for doc_id, sha in sorted(release_sha.items()) if sha}
     shas = workspace.store.doc_sha256
     mapping = DocMapping({})
     used: set[str] = set()
     for doc_id in collection_ids:
-        if doc_id in release:
+        if doc_id in release_sha:
             mapping.to_release[doc_id] = doc_id
             mapping.matched_by_id += 1
             used.add(doc_id)
@@ -103,7 +66,7 @@ def map_documents(bench_dir: str | os.PathLike[str], workspace: Workspace) -> Do
         else:
             mapping.to_release[doc_id] = None
             mapping.unmatched_collection.append(doc_id)
-    mapping.missing_release = sorted(set(release) - used)
+    mapping.missing_release = sorted(set(release_sha) - used)
     return mapping
 
 
@@ -131,43 +94,9 @@ class RunReport:
         return text
 
 
-def run_name(system: str, form: str, default_form: str = "clean_v2") -> str:
+def run_name(system: str, form: str, default_form: str = DEFAULT_FORM) -> str:
     """``system`` on the default form, ``system@form`` otherwise (the matrix convention)."""
     return system if form == default_form else f"{system}@{form}"
-
-
-def trec_text(run: Run) -> str:
-    """TREC six-column text: ``qid Q0 doc_id rank score tag``, ranking order = file order."""
-    tag = run.name.replace(" ", "")
-    lines = []
-    for qid, docs in run.rankings.items():
-        for rank, doc in enumerate(docs, start=1):
-            lines.append(f"{qid} Q0 {doc.doc_id} {rank} {doc.score:.9g} {tag}\n")
-    return "".join(lines)
-
-
-def jsonl_rows(run: Run, page_aware: bool) -> list[dict]:
-    """JSONL rows of a run (``pages``/``evidence`` only for page-aware systems)."""
-    rows = []
-    for qid, docs in run.rankings.items():
-        entries = []
-        for doc in docs:
-            entry: dict = {"doc_id": doc.doc_id, "score": float(doc.score)}
-            if page_aware:
-                entry["pages"] = [[int(p), float(s)] for p, s in doc.pages]
-                entry["evidence"] = {c: [int(p) for p in pages] for c, pages in doc.evidence.items()}
-            entries.append(entry)
-        rows.append({"qid": qid, "docs": entries})
-    return rows
-
-
-def write_run(run: Run, out_dir: str | os.PathLike[str], page_aware: bool) -> list[Path]:
-    """Write ``OUT/<name>.trec`` and ``OUT/<name>.jsonl`` atomically; return their paths."""
-    out = Path(out_dir)
-    trec, jsonl = out / f"{run.name}.trec", out / f"{run.name}.jsonl"
-    atomic_write_text(trec, trec_text(run))
-    atomic_write_text(jsonl, "".join(dumps_canonical(r) + "\n" for r in jsonl_rows(run, page_aware)))
-    return [trec, jsonl]
 
 
 def _rename(docs: list[RankedDoc], mapping: dict[str, str | None], depth: int) -> list[RankedDoc]:
@@ -181,44 +110,67 @@ def _rename(docs: list[RankedDoc], mapping: dict[str, str | None], depth: int) -
     return out
 
 
+def check_form(queries: Sequence[Query], form: str) -> None:
+    """Refuse an unknown form, or a stored-only form (``paraphrase``) some query lacks."""
+    try:
+        Form(form)
+    except ValueError:
+        raise NclueError(f"query form {form!r} is not one of {', '.join(f.value for f in Form)}") from None
+    if form == Form.paraphrase:
+        missing = [q.qid for q in queries if not q.forms.get(form)]
+        if missing:
+            raise NclueError(
+                f"{len(missing)} of {len(queries)} queries have no paraphrase (e.g. {missing[0]!r}); paraphrases "
+                "are read from the release's frozen cache and never generated at run time"
+            )
+
+
 def run_system(
-    system: System, queries: Sequence[Query], form: str, mapping: DocMapping, name: str, depth: int = DEPTH,
-    progress=None,
+    system: System,
+    queries: Sequence[Query],
+    form: str,
+    mapping: DocMapping,
+    name: str,
+    depth: int = DEPTH,
+    tick: Callable[[], None] | None = None,
 ) -> tuple[Run, dict[str, str]]:
     """One system over every query: ``(run, {qid: error})``; a failing query gets an empty ranking."""
     extra = len(mapping.unmatched_collection)
     rankings: dict[str, list[RankedDoc]] = {}
     failed: dict[str, str] = {}
     for query in queries:
-        request = Request(query.conditions, query.forms[form], query.qid)
+        request = Request(query.conditions, query.text(form), query.qid)
         try:
             docs = system.search(request, depth + extra)
         except NclueError as exc:
             failed[query.qid] = str(exc)
             docs = []
         rankings[query.qid] = _rename(docs, mapping.to_release, depth)
-        if progress is not None:
-            progress()
-    return Run(name=name, rankings=rankings), failed
+        if tick is not None:
+            tick()
+    return Run(name=name, rankings=rankings, page_aware=bool(system.page_aware)), failed
 
 
 def run_systems(
-    bench_dir: str | os.PathLike[str],
-    collection_dir: str | os.PathLike[str],
+    release: Release | str | os.PathLike[str],
+    collection: Workspace | str | os.PathLike[str],
     names: Sequence[str],
-    form: str = "clean_v2",
+    form: str = DEFAULT_FORM,
     out_dir: str | os.PathLike[str] | None = None,
     depth: int = DEPTH,
-    progress: bool = True,
-    default_form: str = "clean_v2",
-    workspace: Workspace | None = None,
+    progress: bool = False,
+    default_form: str = DEFAULT_FORM,
 ) -> RunReport:
-    """Run each named system on the release's queries in ``form``; write runs when ``out_dir`` is set."""
-    if form not in FORMS:
-        raise NclueError(f"query form {form!r} is not one of {', '.join(FORMS)}")
-    queries = read_queries(bench_dir)
-    ws = workspace if workspace is not None else Workspace(collection_dir)
-    mapping = map_documents(bench_dir, ws)
+    """Run each named system on the release's queries in ``form``; write runs when ``out_dir`` is set.
+
+    ``release`` is an opened :class:`~nclue.release.Release` or its directory; ``collection`` an
+    opened :class:`~nclue.systems.registry.Workspace` or a collection directory.
+    """
+    rel = release if isinstance(release, Release) else Release.open(release, with_qrels=False)
+    queries = rel.queries
+    check_form(queries, form)
+    ws = collection if isinstance(collection, Workspace) else Workspace(collection)
+    mapping = map_documents(rel, ws)
     systems = [(canonical(n), ws.system(n)) for n in names]
     runs: dict[str, Run] = {}
     files: list[Path] = []
@@ -240,7 +192,7 @@ def run_systems(
             runs[name] = run
             failed[name] = errors
             if out_dir is not None:
-                files += write_run(run, out_dir, system.page_aware)
+                files += run.write(out_dir)
     finally:
         if bar is not None:
             bar.stop()

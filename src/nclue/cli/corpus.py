@@ -1,17 +1,34 @@
-"""CLI: ``nclue corpus fetch``, ``nclue ingest`` and ``nclue collection info``."""
+"""``nclue corpus fetch``, ``nclue ingest`` and ``nclue collection info``."""
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 
 import typer
 
-corpus_app = typer.Typer(help="Bring corpora of real PDFs.", no_args_is_help=True)
-collection_app = typer.Typer(help="Inspect a collection (page store).", no_args_is_help=True)
+corpus_app = typer.Typer(help="Bring corpora of real PDFs.\n\nExample: nclue corpus fetch debian-docs ./pdfs",
+                         no_args_is_help=True)
+collection_app = typer.Typer(help="Inspect a collection (page store).\n\nExample: nclue collection info ./coll",
+                             no_args_is_help=True)
 
 
-@corpus_app.command("fetch")
-def fetch_command(
+class OcrMode(str, Enum):
+    """When to OCR a page (Tesseract): pages without a text layer, never, or always."""
+
+    auto = "auto"
+    off = "off"
+    force = "force"
+
+
+class InfoFormat(str, Enum):
+    """Output of ``collection info``."""
+
+    table = "table"
+    json = "json"
+
+
+def fetch(
     recipe: str = typer.Argument(..., help="Recipe name: debian-docs (any name when --packages is given)."),
     dest: Path = typer.Argument(..., help="Folder to fill with PDFs (created; cached on reruns)."),
     packages: str = typer.Option(None, "--packages", help="Comma-separated Debian packages instead of the recipe's."),
@@ -31,9 +48,8 @@ def fetch_command(
 
     console = Console(stderr=True)
     with console.status(f"fetching {recipe} into {dest}"):
-        summary = fetch_recipe(
-            recipe, dest, packages=packages.split(",") if packages else None, mirror=mirror, suite=suite
-        )
+        summary = fetch_recipe(recipe, dest, packages=packages.split(",") if packages else None, mirror=mirror,
+                               suite=suite)
     how = f"fetched {', '.join(summary.fetched)}" if summary.fetched else "all cached, no download"
     typer.echo(
         f"{summary.n_pdfs} PDFs ({summary.n_bytes / 1e6:,.1f} MB, {summary.n_symlinks} via symlinks) "
@@ -41,20 +57,20 @@ def fetch_command(
     )
 
 
-def ingest_command(
+def ingest(
     pdf_dir: Path = typer.Argument(..., help="Folder of PDFs (searched recursively)."),
     collection_dir: Path = typer.Argument(..., help="Collection folder to write (docs.parquet, pages.parquet)."),
-    workers: int = typer.Option(1, "--workers", "-w", help="Processes (0 = one per CPU)."),
-    ocr: str = typer.Option("auto", "--ocr", help="auto (pages without a text layer) | off | force."),
+    workers: int = typer.Option(1, "--workers", "-w", min=0, help="Processes (0 = one per CPU)."),
+    ocr: OcrMode = typer.Option(OcrMode.auto, "--ocr", help="auto: pages without a text layer; off; force."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
 ) -> None:
     """Extract every page's text into a Parquet page store; resumable and deterministic.
 
     Example: nclue ingest ./pdfs ./coll --workers 2
     """
-    from nclue.corpus.ingest import ingest
+    from nclue.corpus.ingest import ingest as run_ingest
 
-    summary = ingest(pdf_dir, collection_dir, workers=workers, ocr=ocr, progress=progress)
+    summary = run_ingest(pdf_dir, collection_dir, workers=workers, ocr=ocr.value, progress=progress)
     failures = ", ".join(f"{count} {reason}" for reason, count in summary.failures.items()) or "none"
     typer.echo(
         f"{summary.n_docs:,} documents, {summary.n_pages:,} pages ({summary.n_ocr_pages:,} by OCR) from "
@@ -66,34 +82,35 @@ def ingest_command(
         typer.echo(f"  duplicate: {doc_id} = {first}")
 
 
-@collection_app.command("info")
-def info_command(
+def info(
     collection_dir: Path = typer.Argument(..., help="Collection folder written by `nclue ingest`."),
-    format: str = typer.Option("table", "--format", help="table | json."),
-    threshold: float = typer.Option(0.98, "--threshold", help="Gate: minimum share of usable pages per source."),
-    min_chars: int = typer.Option(10, "--min-chars", help="Non-space characters that make a page usable."),
+    fmt: InfoFormat = typer.Option(InfoFormat.table, "--format", help="table or json."),
+    threshold: float = typer.Option(0.98, "--threshold", min=0.0, max=1.0,
+                                    help="Gate: minimum share of usable pages per source."),
+    min_chars: int = typer.Option(10, "--min-chars", min=0, help="Non-space characters that make a page usable."),
 ) -> None:
     """Documents, pages, characters, failures by reason and the per-source extraction gate.
 
     Example: nclue collection info ./coll --format json
     """
     from nclue.corpus.info import collection_info, render_info
-    from nclue.errors import NclueError
     from nclue.io import dumps_canonical
 
-    if format not in ("table", "json"):
-        raise NclueError(f"--format {format!r}: choose table or json")
-    info = collection_info(collection_dir, threshold=threshold, min_chars=min_chars)
-    if format == "json":
-        typer.echo(dumps_canonical(info))
+    data = collection_info(collection_dir, threshold=threshold, min_chars=min_chars)
+    if fmt is InfoFormat.json:
+        typer.echo(dumps_canonical(data))
     else:
         from rich.console import Console
 
-        Console().print(render_info(info))
+        Console().print(render_info(data))
+
+
+corpus_app.command("fetch")(fetch)
+collection_app.command("info")(info)
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``corpus fetch``, ``ingest`` and ``collection info`` to the ``nclue`` app."""
+    """Add ``corpus fetch``, ``ingest`` and ``collection info``."""
     app.add_typer(corpus_app, name="corpus")
-    app.command("ingest")(ingest_command)
+    app.command("ingest")(ingest)
     app.add_typer(collection_app, name="collection")

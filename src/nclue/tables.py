@@ -1,20 +1,46 @@
-"""Table values rendered as Markdown, LaTeX (booktabs) or a rich terminal table.
+"""The one table renderer: Markdown, LaTeX (booktabs), a terminal table, and JSON for results.
 
 A :class:`Table` is data (column headers, string cells, per-column alignment, caption);
 rendering is a pure function of it, so the same table feeds the CLI, the paper-style
-report and tests. Number formatting helpers keep percentage points, intervals and
-p-values consistent across outputs.
+report, the coverage tables and tests. :class:`Tabular` is the base of every typed result
+(scorecards, comparisons, the paper report, coverage results): it renders the result's
+tables in any :class:`Format` and its JSON form. Number formatting helpers keep percentage
+points, intervals and p-values consistent across outputs, and :data:`METRIC_LABELS` gives
+every statistic the one name it has in every table.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from enum import Enum
 
-Format = Literal["table", "markdown", "latex"]
+
+class Format(str, Enum):
+    """Output formats of every result: a terminal table, Markdown, LaTeX or JSON."""
+
+    table = "table"
+    markdown = "markdown"
+    latex = "latex"
+    json = "json"
+
+
+METRIC_LABELS: dict[str, str] = {
+    "n_clue_score": "n-Clue Score",
+    "gold_hit": "Gold Hit",
+    "gold_ndcg": "Gold-NDCG",
+    "graded_ndcg": "Graded NDCG",
+    "miss": "Miss",
+    "subset_first": "Subset-first",
+    "gold_first": "Gold-first",
+    "gold_support": "Gold+Support",
+    "page_coverage_condition": "Per-condition page coverage",
+    "page_coverage_all": "All-condition page coverage",
+}
+"""The display name of each statistic (the JSON key on the left), used by every table."""
 
 _LATEX_ESCAPES = {
     "\\": r"\textbackslash{}",
@@ -104,12 +130,15 @@ class Table:
         return out
 
 
-def render(table: Table, fmt: Format) -> str:
+def render(table: Table, fmt: Format | str) -> str:
     """``markdown`` or ``latex`` text; ``table`` renders the rich table to plain text."""
-    if fmt == "markdown":
+    fmt = Format(fmt)
+    if fmt is Format.markdown:
         return table.to_markdown()
-    if fmt == "latex":
+    if fmt is Format.latex:
         return table.to_latex()
+    if fmt is Format.json:
+        raise ValueError("a Table has no JSON form; render the result object instead")
     from rich.console import Console
 
     buffer = io.StringIO()
@@ -147,3 +176,36 @@ def fmt_p(value: float | None) -> str:
     if value is None or math.isnan(value):
         return "–"
     return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+class Tabular:
+    """Base of typed results: subclasses give :meth:`tables` and :meth:`to_json`.
+
+    ``to_json()`` is the exact JSON the CLI prints with ``--format json``.
+    """
+
+    def tables(self) -> list[Table]:
+        """The result's tables, in reading order."""
+        raise NotImplementedError
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict (no NaN: undefined values are ``None``)."""
+        raise NotImplementedError
+
+    def render(self, fmt: Format | str = Format.table) -> str:
+        """Every table in ``fmt`` (blank-line separated), or the JSON document."""
+        fmt = Format(fmt)
+        if fmt is Format.json:
+            return json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+        return "\n".join(render(t, fmt) for t in self.tables())
+
+    def to_markdown(self) -> str:
+        """Every table as GitHub Markdown."""
+        return self.render(Format.markdown)
+
+    def to_latex(self) -> str:
+        """Every table as a booktabs ``table``."""
+        return self.render(Format.latex)
+
+    def __str__(self) -> str:
+        return self.render(Format.table)

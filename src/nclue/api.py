@@ -1,0 +1,239 @@
+"""nclue's public Python API, re-exported lazily by ``import nclue``.
+
+::
+
+    import nclue
+    coll = nclue.open_collection("coll")                  # after `nclue ingest` / nclue.ingest(...)
+    hits = coll.search('"footnotes"; "line numbering"', system="bm25.decompose(distinct)", k=10)
+    bench = nclue.load_benchmark("bench")                 # a Release: typed queries, judgments, corpus
+    run = nclue.run_system(bench, coll, "bm25.and")       # a Run; run.write(dir) -> [TREC, JSONL paths]
+    card = nclue.evaluate(bench, [run])                   # a Scorecard
+    print(card.to_markdown()); card["bm25.and"].n_clue_score; card.to_json()
+
+Every call is quiet by default (``progress=False``); the command line turns progress bars on.
+Bad input raises :class:`~nclue.errors.NclueError` with a message naming the file, the record
+and the fix.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nclue.errors import NclueError
+from nclue.release import Release
+from nclue.types import DEFAULT_FORM, DEFAULT_SEED, RankedDoc, Run
+
+if TYPE_CHECKING:
+    from nclue.bench.params import BuildOptions
+    from nclue.corpus.ingest import IngestSummary
+    from nclue.corpus.store import PageStore
+    from nclue.evaluate import Benchmark, Comparison, Scorecard
+    from nclue.systems.registry import Workspace
+
+PathLike = str | os.PathLike[str]
+DEFAULT_SYSTEM = "bm25.decompose(distinct)"
+
+
+class Collection:
+    """An ingested collection: its page store, its indexes and every system that runs on them."""
+
+    def __init__(self, path: PathLike) -> None:
+        from nclue.corpus.store import PageStore
+
+        self.path = Path(path)
+        self.store: PageStore = PageStore.open(self.path)
+
+    def __repr__(self) -> str:
+        return f"Collection({str(self.path)!r}: {self.n_docs} documents, {self.n_pages} pages)"
+
+    @cached_property
+    def workspace(self) -> Workspace:
+        """The collection's systems and loaded indexes (built on first use, then cached)."""
+        from nclue.systems.registry import Workspace
+
+        return Workspace(self.path, self.store)
+
+    @property
+    def n_docs(self) -> int:
+        """Number of documents with pages."""
+        return len(self.store.doc_ids)
+
+    @property
+    def n_pages(self) -> int:
+        """Number of pages."""
+        return self.store.n_pages
+
+    @property
+    def doc_ids(self) -> list[str]:
+        """Document ids, sorted."""
+        return [str(d) for d in self.store.doc_ids.tolist()]
+
+    def page_text(self, doc_id: str, page: int) -> str:
+        """The extracted text of one page (1-based)."""
+        return self.store.page_text(doc_id, page)
+
+    def search(
+        self,
+        query: str | Sequence[str],
+        system: str = DEFAULT_SYSTEM,
+        k: int = 10,
+        text: str | None = None,
+    ) -> list[RankedDoc]:
+        """The ``k`` best documents for a conjunctive query, best first, with evidence pages.
+
+        ``query`` is ``'"A"; "B"'`` (or the natural template, or ``A; B``) or a list of conditions;
+        ``text`` overrides the rendered query text that joint systems score (default: the
+        ``clean_v2`` rendering, or ``query`` itself when it is a string).
+        """
+        from nclue.query import parse_conditions, render_clean_v2
+        from nclue.systems.backbone import Request
+
+        if k < 1:
+            raise NclueError(f"k={k}: ask for at least one document")
+        conditions = parse_conditions(query) if isinstance(query, str) else parse_conditions("", list(query))
+        joint = text if text is not None else (query if isinstance(query, str) else render_clean_v2(conditions))
+        return self.workspace.system(system).search(Request(conditions, joint), k)
+
+
+def open_collection(path: PathLike) -> Collection:
+    """Open a collection written by ``nclue ingest`` (or :func:`ingest`)."""
+    return Collection(path)
+
+
+def ingest(
+    pdf_dir: PathLike, collection_dir: PathLike, workers: int = 1, ocr: str = "auto", progress: bool = False
+) -> IngestSummary:
+    """Extract every PDF page's text under ``pdf_dir`` into the page store ``collection_dir`` (resumable)."""
+    from nclue.corpus.ingest import ingest as run
+
+    return run(pdf_dir, collection_dir, workers=workers, ocr=ocr, progress=progress)
+
+
+def build_benchmark(collection: PathLike, out: PathLike, options: BuildOptions | None = None) -> Release:
+    """Build a benchmark release from a collection into ``out`` and open it."""
+    from nclue.bench.params import BuildOptions
+    from nclue.bench.pipeline import build
+
+    summary = build(collection, out, options or BuildOptions())
+    if summary.problems:
+        raise NclueError(f"{summary.out}: validation failed: {summary.problems[0]}", exit_code=1)
+    return Release.open(out)
+
+
+def load_benchmark(path: PathLike, qrels: PathLike | None = None) -> Release:
+    """Open a benchmark release (nclue or BEIR layout; ``qrels`` overrides its qrels file)."""
+    return Release.open(path, qrels)
+
+
+def load_run(path: PathLike, name: str | None = None) -> Run:
+    """Read a TREC or nclue JSONL run file (the name defaults to the file stem)."""
+    return Run.read(path, name)
+
+
+def _release(bench: Release | PathLike) -> Release:
+    return bench if isinstance(bench, Release) else Release.open(bench)
+
+
+def _collection(collection: Collection | PathLike) -> Collection:
+    return collection if isinstance(collection, Collection) else Collection(collection)
+
+
+def run_system(
+    bench: Release | PathLike,
+    collection: Collection | PathLike,
+    system: str,
+    form: str = DEFAULT_FORM,
+    depth: int = 100,
+    progress: bool = False,
+) -> Run:
+    """Run one system (a name such as ``bm25.decompose(distinct)``) on every query of a release."""
+    from nclue.systems.run import run_systems
+
+    report = run_systems(_release(bench), _collection(collection).workspace, [system], form=form, depth=depth,
+                         progress=progress)
+    return next(iter(report.runs.values()))
+
+
+def _benchmark(bench: Release | PathLike, qrels: PathLike | None) -> Benchmark:
+    from nclue.evaluate import Benchmark
+
+    if isinstance(bench, Release) and qrels is None:
+        return Benchmark.from_release(bench)
+    root = bench.root if isinstance(bench, Release) else bench
+    if root is None:
+        raise NclueError("an in-memory release cannot take another qrels file; build it with those judgments")
+    return Benchmark.open(root, qrels)
+
+
+def _run_matrices(bench: Benchmark, runs: Sequence[Run | PathLike]) -> list:
+    from nclue.evaluate import from_records, load_run as encode_file
+
+    loaded = [from_records(r, bench) if isinstance(r, Run) else encode_file(r, bench) for r in runs]
+    names = [r.name for r in loaded]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise NclueError(f"run names must be unique (a file's run name is its stem); repeated: {', '.join(repeated)}")
+    return loaded
+
+
+def evaluate(
+    bench: Release | PathLike,
+    runs: Sequence[Run | PathLike],
+    k: int = 10,
+    ci: str = "family",
+    bootstrap: int = 1000,
+    seed: int = DEFAULT_SEED,
+    strata: bool = False,
+    qrels: PathLike | None = None,
+    per_query: PathLike | None = None,
+) -> Scorecard:
+    """Score runs (objects or files): n-Clue Score, Gold Hit, Gold-NDCG, graded NDCG, M/P/G with intervals.
+
+    ``per_query`` names a JSONL file to receive one row per (run, query) with its outcome.
+    """
+    from nclue.evaluate import CI_KINDS, per_query_rows
+    from nclue.evaluate.scorecard import evaluate as score
+
+    if ci not in CI_KINDS:
+        raise NclueError(f"ci={ci!r} is not one of {', '.join(CI_KINDS)}")
+    if k < 1:
+        raise NclueError(f"k={k}: the cutoff must be at least 1")
+    benchmark = _benchmark(bench, qrels)
+    scores, card = score(benchmark, _run_matrices(benchmark, runs), k, ci, bootstrap, seed, strata)  # type: ignore[arg-type]
+    if per_query is not None:
+        from nclue.io import write_jsonl
+
+        write_jsonl(per_query, per_query_rows(scores, benchmark))
+    return card
+
+
+def compare(
+    bench: Release | PathLike,
+    base: Run | PathLike,
+    variants: Sequence[Run | PathLike],
+    k: int = 10,
+    bootstrap: int = 1000,
+    draws: int = 10000,
+    seed: int = DEFAULT_SEED,
+    sensitivity: bool = True,
+    blocks: PathLike | None = None,
+    qrels: PathLike | None = None,
+) -> Comparison:
+    """Paired contrasts ``variant − base`` with family intervals, randomization tests, Holm and sensitivity.
+
+    ``blocks`` names a JSON file of max-|T| blocks (``nclue compare --help``).
+    """
+    from nclue.evaluate import compare_runs, read_blocks, score_runs
+
+    if not variants:
+        raise NclueError("give at least one variant run to compare with the base")
+    benchmark = _benchmark(bench, qrels)
+    loaded = _run_matrices(benchmark, [base, *variants])
+    scores = score_runs(benchmark, loaded, k)
+    declared = read_blocks(blocks, loaded[0].name) if blocks is not None else []
+    return compare_runs(benchmark, scores, loaded[0].name, [r.name for r in loaded[1:]], declared, bootstrap, draws,
+                        seed, sensitivity)

@@ -1,0 +1,64 @@
+"""Every parameter of benchmark construction, as frozen dataclasses with their defaults.
+
+Kept free of heavy imports so the command line takes its defaults from here without loading
+the builder (``docs/construction.md#parameters``). Every value is recorded in the release's
+``MANIFEST.json``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nclue.types import DEFAULT_SEED
+
+JUDGES: tuple[str, ...] = ("offline", "embedding", "llm")
+
+
+@dataclass(frozen=True)
+class MineParams:
+    """Inventory mining parameters (recorded in MANIFEST.json)."""
+
+    min_df: int = 3
+    max_df_frac: float = 0.08
+    max_n: int = 3
+    min_word_len: int = 3
+    min_heading_df: int = 2
+    min_english: float = 0.2
+    min_topicality: float = 0.25
+    min_single_len: int = 5
+    max_foreign: float = 0.05
+
+    def max_df(self, n_docs: int) -> int:
+        """Largest document frequency a candidate may have: ``max(min_df, ⌊max_df_frac·N⌋)``."""
+        return max(self.min_df, int(self.max_df_frac * n_docs))
+
+
+@dataclass(frozen=True)
+class ComposeParams:
+    """Composition and selection parameters (recorded in MANIFEST.json)."""
+
+    n_queries: int = 1000
+    seed: int = DEFAULT_SEED
+    p_three: float = 0.35
+    max_golds: int = 10
+    max_condition_reuse: int = 8
+    max_gold_reuse: int = 12
+    attempts_per_query: int = 40
+
+
+@dataclass
+class BuildOptions:
+    """Everything ``nclue build`` takes besides the paths."""
+
+    judge: str = "offline"
+    name: str = "nclue-bench"
+    mine: MineParams = field(default_factory=MineParams)
+    compose: ComposeParams = field(default_factory=ComposeParams)
+    embed_threshold: float = 0.15
+    llm_url: str | None = None
+    llm_model: str | None = None
+    llm_key: str | None = None
+    llm_cache: Path | None = None
+
+

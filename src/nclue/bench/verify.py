@@ -1,0 +1,91 @@
+"""Check a built release: file hashes, independently re-derived labels, and the control invariants.
+
+``SHA256SUMS`` lists ``"<sha256>  <path>"`` for every other file of the release, sorted by
+path; :func:`write_sums` writes it and :func:`check_sums` re-checks it. Nothing time- or
+machine-dependent is written into a release, so two builds with the same inputs and seed
+have identical ``SHA256SUMS``. :func:`verify` re-derives every label
+(:mod:`nclue.bench.validate`) and scores the privileged controls with the scorer
+(:mod:`nclue.evaluate`): ``oracle.surface_and`` must score 100 and
+``oracle.single_page_and`` 0 (``docs/construction.md#controls``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nclue.bench.validate import Validation, validate_release
+from nclue.errors import NclueError
+from nclue.io import atomic_write_text, sha256_file
+from nclue.release import Release
+
+SUMS = "SHA256SUMS"
+CONTROL_DIR = "controls"
+
+
+def write_sums(root: Path) -> str:
+    """Write ``SHA256SUMS`` over every file except itself; return its text."""
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.name != SUMS and not p.name.startswith("."))
+    text = "".join(f"{sha256_file(p)}  {p.relative_to(root).as_posix()}\n" for p in files)
+    atomic_write_text(root / SUMS, text)
+    return text
+
+
+def check_sums(root: Path) -> list[str]:
+    """Mismatched, missing or unlisted files according to ``SHA256SUMS``."""
+    sums = root / SUMS
+    if not sums.is_file():
+        return [f"{sums}: missing; this is not a release directory (build one with `nclue build`)"]
+    problems: list[str] = []
+    listed: set[str] = set()
+    for number, line in enumerate(sums.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+        digest, _, rel = line.partition("  ")
+        if not rel:
+            problems.append(f"{sums}:{number}: malformed line")
+            continue
+        listed.add(rel)
+        path = root / rel
+        if not path.is_file():
+            problems.append(f"{rel}: listed in SHA256SUMS but missing")
+        elif sha256_file(path) != digest:
+            problems.append(f"{rel}: SHA-256 mismatch (file changed after the build)")
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.name != SUMS and not p.name.startswith(".")):
+        rel = path.relative_to(root).as_posix()
+        if rel not in listed:
+            problems.append(f"{rel}: not listed in SHA256SUMS")
+    return problems
+
+
+def control_scores(root: Path, release: Release | None = None) -> dict[str, dict[str, float]]:
+    """n-Clue@10 and Gold Hit@10 of every run under ``controls/``, scored by :mod:`nclue.evaluate`."""
+    from nclue.evaluate import Benchmark, load_run, score_runs, summarise
+
+    paths = sorted((root / CONTROL_DIR).glob("*.jsonl")) if (root / CONTROL_DIR).is_dir() else []
+    if not paths:
+        return {}
+    bench = Benchmark.from_release(release or Release.open(root, require_qrels=True))
+    table = summarise(score_runs(bench, [load_run(p, bench) for p in paths], k=10), metrics=("n_clue_score", "gold_hit"))
+    return {
+        name: {"nclue@10": round(float(v["n_clue_score"]), 4), "gold_hit@10": round(float(v["gold_hit"]), 4)}
+        for name, v in table.items()
+    }
+
+
+def verify(root: str | Path) -> tuple[list[str], Validation, dict[str, dict[str, float]]]:
+    """Re-check hashes, re-derive labels and the control invariants; return (problems, validation, scores)."""
+    base = Path(root)
+    if not base.is_dir():
+        raise NclueError(f"{base}: release directory not found; build one with `nclue build COLLECTION -o {base}`")
+    problems = check_sums(base)
+    try:
+        release = Release.open(base, require_qrels=True)
+    except NclueError as exc:
+        return problems + [str(exc)], Validation(errors=[str(exc)]), {}
+    validation = validate_release(base, release)
+    problems += validation.errors
+    scores = control_scores(base, release)
+    surface, single = scores.get("oracle.surface_and"), scores.get("oracle.single_page_and")
+    if surface is not None and surface["nclue@10"] != 100.0:
+        problems.append(f"controls/oracle.surface_and.jsonl scores {surface['nclue@10']}, not 100")
+    if single is not None and single["nclue@10"] != 0.0:
+        problems.append(f"controls/oracle.single_page_and.jsonl scores {single['nclue@10']}, not 0")
+    return problems, validation, scores

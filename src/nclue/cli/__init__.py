@@ -1,0 +1,74 @@
+"""The ``nclue`` command line: thin, one command → one library call.
+
+Each command is a module-level function in this package that parses its options (choices
+are enums, defaults come from the library's parameter dataclasses) and makes one library
+call; heavy imports (torch, bm25s, scipy) happen inside the command bodies so ``nclue --help``
+stays fast. Usage errors (a wrong option, a missing argument, a value out of range) print
+typer's usage message and exit 2. A :class:`~nclue.errors.NclueError` prints one line on
+stderr — the message as written, never interpreted as markup — and exits with its code,
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import typer
+from typer.core import TyperGroup
+
+from nclue._version import __version__
+from nclue.cli import bench, corpus, coverage, demo, index, models, report, retrieval, scoring
+from nclue.errors import NclueError
+
+
+def print_error(message: str) -> None:
+    """One red ``error:`` line on stderr; ``message`` is printed literally (brackets kept)."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+class NclueGroup(TyperGroup):
+    """The root command group: a :class:`NclueError` anywhere below becomes one line and its exit code."""
+
+    def invoke(self, ctx):  # noqa: ANN001, ANN201 - click's Context and return value
+        try:
+            return super().invoke(ctx)
+        except NclueError as exc:
+            print_error(str(exc))
+            ctx.exit(exc.exit_code)
+
+
+app = typer.Typer(
+    cls=NclueGroup,
+    name="nclue",
+    help=(
+        "Conjunctive cross-page retrieval over long PDFs: build benchmarks, run retrievers, "
+        "score them honestly.\n\n"
+        "Example: nclue corpus fetch debian-docs ./pdfs && nclue ingest ./pdfs ./coll"
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"nclue {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """nclue — find the document that covers every condition."""
+
+
+for module in (corpus, index, models, retrieval, bench, scoring, report, coverage, demo):
+    module.register(app)
+
+
+def main() -> None:
+    """Console-script entry point: typer's standalone mode (usage errors exit 2, NclueError one line)."""
+    app()

@@ -1,0 +1,127 @@
+"""``nclue build`` (collection → benchmark release) and ``nclue bench verify``."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from nclue.bench.params import BuildOptions, ComposeParams, MineParams
+from nclue.errors import NclueError
+
+bench_app = typer.Typer(help="Benchmark releases.\n\nExample: nclue bench verify ./bench", no_args_is_help=True)
+
+_BUILD, _MINE, _COMPOSE = BuildOptions(), MineParams(), ComposeParams()
+
+
+class Judge(str, Enum):
+    """Who decides that a page establishes a condition (``docs/construction.md#judge-gates``)."""
+
+    offline = "offline"
+    embedding = "embedding"
+    llm = "llm"
+
+
+def build(
+    collection: Path = typer.Argument(..., help="Collection directory written by `nclue ingest`."),
+    out: Path = typer.Option(..., "-o", "--out", help="Release directory to write."),
+    queries: int = typer.Option(_COMPOSE.n_queries, "--queries", min=1, help="Number of queries to select (at most)."),
+    seed: int = typer.Option(_COMPOSE.seed, "--seed", help="Seed for candidate generation and selection."),
+    judge: Judge = typer.Option(Judge(_BUILD.judge), "--judge", help="offline | embedding | llm."),
+    min_df: int = typer.Option(_MINE.min_df, "--min-df", min=1, help="Minimum documents establishing a condition."),
+    max_df_frac: float = typer.Option(_MINE.max_df_frac, "--max-df-frac", min=0.0, max=1.0,
+                                      help="Maximum share of documents establishing a condition."),
+    max_golds: int = typer.Option(_COMPOSE.max_golds, "--max-golds", min=1, help="Most golds a (rare) query may have."),
+    max_condition_reuse: int = typer.Option(_COMPOSE.max_condition_reuse, "--max-condition-reuse", min=1,
+                                            help="Most queries per condition."),
+    max_gold_reuse: int = typer.Option(_COMPOSE.max_gold_reuse, "--max-gold-reuse", min=1,
+                                       help="Most queries per gold document."),
+    embed_threshold: float = typer.Option(_BUILD.embed_threshold, "--embed-threshold", min=-1.0, max=1.0,
+                                          help="Cosine floor of the embedding gate."),
+    llm_url: str = typer.Option(None, "--llm-url", help="OpenAI-compatible base URL (or NCLUE_LLM_URL)."),
+    llm_model: str = typer.Option(None, "--llm-model", help="Model name (or NCLUE_LLM_MODEL)."),
+    llm_key: str = typer.Option(None, "--llm-key", help="API key (or NCLUE_LLM_KEY)."),
+    llm_cache: Path = typer.Option(None, "--llm-cache", help="Response cache (default OUT/judge/llm_cache.jsonl)."),
+) -> None:
+    """Build an n-Clue benchmark release from a collection.
+
+    Example: nclue build ./coll -o ./bench --queries 1000 --seed 11 --judge embedding
+    """
+    from dataclasses import replace
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from nclue.bench.pipeline import build as run_build
+
+    options = replace(
+        _BUILD,
+        judge=judge.value,
+        mine=replace(_MINE, min_df=min_df, max_df_frac=max_df_frac),
+        compose=replace(_COMPOSE, n_queries=queries, seed=seed, max_golds=max_golds,
+                        max_condition_reuse=max_condition_reuse, max_gold_reuse=max_gold_reuse),
+        embed_threshold=embed_threshold,
+        llm_url=llm_url,
+        llm_model=llm_model,
+        llm_key=llm_key,
+        llm_cache=llm_cache,
+    )
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    ) as progress:
+        tasks: dict[str, int] = {}
+
+        def tick(stage: str, advance: int, total: int | None) -> None:
+            if stage not in tasks:
+                tasks[stage] = progress.add_task(stage, total=total)
+            elif total is not None:
+                progress.update(tasks[stage], total=total)
+            if advance:
+                progress.advance(tasks[stage], advance)
+
+        summary = run_build(collection, out, options, tick)
+    counts = summary.manifest["counts"]
+    console.print(
+        f"built {summary.out}: {counts['queries']} queries, {counts['qrel_rows']} qrels "
+        f"({counts['gold_rows']} gold, {counts['partial_rows']} partial), {counts['conditions_mined']} conditions mined",
+        markup=False, highlight=False,
+    )
+    for name, score in summary.manifest["controls"].items():
+        console.print(f"  control {name}: n-Clue@10 {score['nclue@10']:.1f}", markup=False, highlight=False)
+    if summary.problems:
+        raise NclueError(f"{summary.out}: validation failed: {summary.problems[0]}", exit_code=1)
+
+
+def verify(directory: Path = typer.Argument(..., help="Release directory written by `nclue build`.")) -> None:
+    """Re-check SHA256SUMS, re-derive every label and the control invariants.
+
+    Example: nclue bench verify ./bench
+    """
+    from rich.console import Console
+
+    from nclue.bench.verify import verify as run_verify
+
+    problems, validation, scores = run_verify(directory)
+    console = Console()
+    if problems:
+        for line in problems[:20]:
+            console.print(f"✗ {line}", style="red", markup=False, highlight=False)
+        raise NclueError(f"{directory}: {len(problems)} problem(s); first: {problems[0]}", exit_code=1)
+    c = validation.counts
+    console.print(
+        f"ok {directory}: {c['queries']} queries, {c['qrel_rows']} qrels = Σ union sizes, "
+        f"{c['single_page_solvable_golds']} single-page-solvable golds; controls "
+        + ", ".join(f"{k} {v['nclue@10']:.1f}" for k, v in scores.items()),
+        markup=False, highlight=False,
+    )
+
+
+bench_app.command("verify")(verify)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``build`` and the ``bench`` group."""
+    app.command("build")(build)
+    app.add_typer(bench_app, name="bench")

@@ -1,0 +1,150 @@
+"""``nclue search`` (one query, table or JSON) and ``nclue run`` (a release → run files, or a matrix)."""
+
+from __future__ import annotations
+
+import json
+import re
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from nclue.errors import NclueError
+from nclue.types import Form
+
+SNIPPET = 70
+
+
+class SearchFormat(str, Enum):
+    """Output of ``search``."""
+
+    table = "table"
+    json = "json"
+
+
+def snippet(text: str, condition: str, width: int = SNIPPET) -> tuple[str, list[tuple[int, int]]]:
+    """A short window of ``text`` around the first match of ``condition``'s words, plus the
+    ``(start, end)`` spans of every condition word inside it (for highlighting)."""
+    words = [w for w in re.findall(r"\w\w+", condition.lower())]
+    if not words:
+        return text[:width].replace("\n", " "), []
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(w[: max(4, len(w) - 2)]) for w in words) + r")\w*", re.IGNORECASE)
+    first = pattern.search(text)
+    centre = first.start() if first else 0
+    start = max(0, centre - width // 3)
+    window = text[start : start + width].replace("\n", " ")
+    return window, [(m.start(), m.end()) for m in pattern.finditer(window)]
+
+
+def _render_table(results, conditions, title, collection) -> None:  # noqa: ANN001 - rich types imported lazily
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=Text(title), show_lines=True)
+    table.add_column("rank", justify="right")
+    table.add_column("document", overflow="fold")
+    table.add_column("score", justify="right")
+    for condition in conditions:
+        table.add_column(Text(condition))
+    for rank, doc in enumerate(results, start=1):
+        cells = []
+        for condition in conditions:
+            pages = doc.evidence.get(condition, ())
+            if not pages:
+                cells.append(Text("—" if doc.evidence else "", style="dim"))
+                continue
+            cell = Text(f"p. {', '.join(map(str, pages))}\n", style="bold")
+            window, spans = snippet(collection.page_text(doc.doc_id, pages[0]), condition)
+            body = Text(window)
+            for a, b in spans:
+                body.stylize("bold yellow", a, b)
+            cell.append_text(body)
+            cells.append(cell)
+        table.add_row(str(rank), Text(doc.doc_id), f"{doc.score:.4g}", *cells)
+    Console().print(table)
+
+
+def search(
+    collection: Path = typer.Argument(..., help="Collection directory (with `nclue index COLLECTION --lexical`)."),
+    query: str = typer.Argument("", help='Query: "A"; "B"; "C", the natural template, or free text with --condition.'),
+    system: str = typer.Option("bm25.decompose(distinct)", "--system", "-s", help="System name (docs/systems.md)."),
+    k: int = typer.Option(10, "-k", min=1, max=1000, help="Number of documents to show."),
+    condition: list[str] = typer.Option([], "--condition", "-c", help="Add a condition (repeatable)."),
+    fmt: SearchFormat = typer.Option(SearchFormat.table, "--format", help="table or json."),
+) -> None:
+    """Find the documents that cover every condition, with the pages that prove it.
+
+    Example: nclue search ./coll '"package maintainer"; "kernel module"' --system 'bm25.decompose(distinct)' -k 5
+    """
+    from nclue.api import open_collection
+    from nclue.query import parse_conditions, render_clean_v2
+
+    conditions = parse_conditions(query, condition)
+    text = query if query.strip() and not condition else render_clean_v2(conditions)
+    coll = open_collection(collection)
+    results = coll.search(conditions, system=system, k=k, text=text)
+    if fmt is SearchFormat.json:
+        rows = [
+            {"rank": i, "doc_id": d.doc_id, "score": d.score, "evidence": {c: list(p) for c, p in d.evidence.items()}}
+            for i, d in enumerate(results, start=1)
+        ]
+        typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    if not results:
+        typer.echo("no document matches")
+        return
+    _render_table(results, conditions, text, coll)
+
+
+def run(
+    bench: Path = typer.Argument(..., help="Benchmark release directory (needs queries.jsonl)."),
+    collection: Path = typer.Argument(..., help="Collection directory with its indexes."),
+    system: list[str] = typer.Option([], "--system", "-s", help="System name (repeatable)."),
+    matrix: Path | None = typer.Option(
+        None, "--matrix", help="Matrix TOML naming systems, forms and contrasts ('default' = the shipped one)."
+    ),
+    form: Form = typer.Option(Form.clean_v2, "--form", help="Query rendering."),
+    output: Path = typer.Option(..., "--output", "-o", help="Run directory to write TREC + JSONL runs into."),
+    depth: int = typer.Option(100, "--depth", min=1, max=10000, help="Documents per query."),
+    force: bool = typer.Option(False, "--force", help="With --matrix: rerun even unchanged runs."),
+) -> None:
+    """Run systems on a release's queries; write one TREC and one JSONL run per system.
+
+    Example: nclue run ./bench ./coll -s bm25.joint -s 'bm25.decompose(distinct)' --form clean_v2 -o ./runs
+
+    Example: nclue run ./bench ./coll --matrix default -o ./runs   (skips runs whose spec and inputs are unchanged)
+    """
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if matrix is not None:
+        if system:
+            raise NclueError("give either --matrix or --system, not both")
+        from nclue.matrix.runner import run_matrix
+        from nclue.matrix.spec import load_matrix
+
+        spec = load_matrix(None if str(matrix) == "default" else matrix)
+        result = run_matrix(spec, bench, collection, output, progress=True, force=force)
+        console.print(
+            f"matrix: {len(result.ran)} run(s) produced, {len(result.skipped)} unchanged and skipped; "
+            f"manifest {output / 'matrix.json'}",
+            highlight=False, markup=False,
+        )
+        for name, problem in result.failed.items():
+            console.print(f"{name}: {problem}", highlight=False, markup=False, style="yellow")
+        return
+    if not system:
+        raise NclueError("name at least one --system (e.g. -s 'bm25.decompose(distinct)') or give --matrix FILE")
+    from nclue.systems.run import run_systems
+
+    report = run_systems(bench, collection, system, form=form.value, out_dir=output, depth=depth, progress=True)
+    for path in report.files:
+        console.print(f"wrote {path}", highlight=False, markup=False)
+    console.print(report.summary(), highlight=False, markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``search`` and ``run``."""
+    app.command("search")(search)
+    app.command("run")(run)

@@ -1,0 +1,164 @@
+"""Run files: read and write TREC six-column and nclue JSONL runs (``docs/formats.md#runs``).
+
+One parser for both forms, used by the scorer (which encodes the parsed rows straight into
+arrays, :mod:`nclue.evaluate.runs`) and by :meth:`nclue.types.Run.read` (typed records).
+Every malformed line is an :class:`~nclue.errors.NclueError` naming the file, the line and
+the fix: a wrong column count, a non-finite score, a document ranked twice for one query, a
+query on two lines, a page number that is not a positive 32-bit integer, text that is not
+UTF-8.
+
+The file order is the tie order: equal scores keep it when a run is sorted.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from nclue.errors import NclueError, where
+from nclue.io import atomic_write_text, dumps_canonical, iter_jsonl, iter_text_lines, require_finite
+from nclue.types import RankedDoc, Run
+
+MAX_PAGE = 2**31 - 1
+"""Largest page number a run may carry (page numbers are stored as int32)."""
+
+Entry = tuple[str, float, tuple[tuple[int, float], ...] | None, dict[str, tuple[int, ...]] | None]
+"""One ranked document as parsed: ``(doc_id, score, pages or None, evidence or None)``."""
+
+ParsedRun = dict[str, list[Entry]]
+"""``qid → entries`` in file order."""
+
+
+def is_jsonl(path: str | os.PathLike[str]) -> bool:
+    """Whether a run file is nclue JSONL (by its ``.jsonl`` suffix) rather than TREC."""
+    return Path(path).suffix == ".jsonl"
+
+
+def parse_run(path: str | os.PathLike[str]) -> ParsedRun:
+    """Parse a run file (``.jsonl`` → nclue JSONL, anything else → TREC six columns)."""
+    p = Path(path)
+    if not p.is_file():
+        raise NclueError(f"{p}: run file not found" + (" (it is a directory)" if p.is_dir() else ""))
+    return _parse_jsonl(p) if is_jsonl(p) else _parse_trec(p)
+
+
+def read_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
+    """A run file as a typed :class:`~nclue.types.Run` (name = file stem unless given)."""
+    p = Path(path)
+    parsed = parse_run(p)
+    page_aware = any(e[2] is not None for rows in parsed.values() for e in rows)
+    rankings = {
+        qid: [RankedDoc(doc, score, pages or (), evidence or {}) for doc, score, pages, evidence in rows]
+        for qid, rows in parsed.items()
+    }
+    return Run(name or p.stem, rankings, page_aware)
+
+
+def _parse_trec(path: Path) -> ParsedRun:
+    parsed: ParsedRun = {}
+    seen: dict[tuple[str, str], int] = {}
+    for line, text in iter_text_lines(path):
+        parts = text.split()
+        if not parts:
+            continue
+        if len(parts) != 6:
+            raise NclueError(
+                f"{where(path, line)}: TREC run lines need 6 columns (qid Q0 doc_id rank score name), got {len(parts)}"
+            )
+        qid, doc = parts[0], parts[2]
+        score = require_finite(parts[4], path, line, "score")
+        if (qid, doc) in seen:
+            raise NclueError(
+                f"{where(path, line)}: {doc!r} already ranked for query {qid!r} on line {seen[(qid, doc)]}; keep one line"
+            )
+        seen[(qid, doc)] = line
+        parsed.setdefault(qid, []).append((doc, score, None, None))
+    return parsed
+
+
+def _parse_jsonl(path: Path) -> ParsedRun:
+    parsed: ParsedRun = {}
+    lines: dict[str, int] = {}
+    for line, obj in iter_jsonl(path):
+        qid, docs = obj.get("qid"), obj.get("docs")
+        if not isinstance(qid, str) or not isinstance(docs, list):
+            raise NclueError(f"{where(path, line)}: each line needs a string 'qid' and a 'docs' list")
+        if qid in lines:
+            raise NclueError(f"{where(path, line)}: query {qid!r} already ranked on line {lines[qid]}; one line per query")
+        lines[qid] = line
+        rows: list[Entry] = []
+        seen: set[str] = set()
+        for entry in docs:
+            if not isinstance(entry, dict) or not isinstance(entry.get("doc_id"), str) or not entry["doc_id"]:
+                raise NclueError(f"{where(path, line)}: every entry of 'docs' needs a non-empty string 'doc_id'")
+            doc = entry["doc_id"]
+            if doc in seen:
+                raise NclueError(f"{where(path, line)}: {doc!r} listed twice for query {qid!r}; keep one entry")
+            seen.add(doc)
+            score = require_finite(entry.get("score"), path, line, f"score of {doc}")
+            rows.append((doc, score, _pages(entry, path, line), _evidence(entry, path, line)))
+        parsed[qid] = rows
+    return parsed
+
+
+def _page_number(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_PAGE
+
+
+def _pages(entry: dict, path: Path, line: int) -> tuple[tuple[int, float], ...] | None:
+    raw = entry.get("pages")
+    if raw is None:
+        return None
+    ok = isinstance(raw, list) and all(isinstance(pair, list) and len(pair) == 2 and _page_number(pair[0]) for pair in raw)
+    if not ok:
+        raise NclueError(
+            f"{where(path, line)}: 'pages' of {entry['doc_id']!r} must be a list of [page, score] pairs "
+            f"with 1 <= page <= {MAX_PAGE}"
+        )
+    return tuple((int(p), require_finite(s, path, line, f"page score of {entry['doc_id']}")) for p, s in raw)
+
+
+def _evidence(entry: dict, path: Path, line: int) -> dict[str, tuple[int, ...]] | None:
+    raw = entry.get("evidence")
+    if raw is None:
+        return None
+    ok = isinstance(raw, dict) and all(isinstance(v, list) and all(_page_number(p) for p in v) for v in raw.values())
+    if not ok:
+        raise NclueError(
+            f"{where(path, line)}: 'evidence' of {entry['doc_id']!r} must map each condition to a list of page "
+            f"numbers (1 <= page <= {MAX_PAGE})"
+        )
+    return {str(c): tuple(v) for c, v in raw.items()}
+
+
+def trec_text(run: Run) -> str:
+    """TREC six-column text: ``qid Q0 doc_id rank score tag``, ranking order = file order."""
+    tag = run.name.replace(" ", "")
+    lines = []
+    for qid, docs in run.rankings.items():
+        for rank, doc in enumerate(docs, start=1):
+            lines.append(f"{qid} Q0 {doc.doc_id} {rank} {doc.score:.9g} {tag}\n")
+    return "".join(lines)
+
+
+def jsonl_rows(run: Run) -> Iterable[dict]:
+    """JSONL rows of a run (``pages``/``evidence`` only for page-aware runs)."""
+    for qid, docs in run.rankings.items():
+        entries = []
+        for doc in docs:
+            entry: dict = {"doc_id": doc.doc_id, "score": float(doc.score)}
+            if run.page_aware:
+                entry["pages"] = [[int(p), float(s)] for p, s in doc.pages]
+                entry["evidence"] = {c: [int(p) for p in pages] for c, pages in doc.evidence.items()}
+            entries.append(entry)
+        yield {"qid": qid, "docs": entries}
+
+
+def write_run(run: Run, out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Write ``OUT/<name>.trec`` and ``OUT/<name>.jsonl`` atomically; return their paths."""
+    out = Path(out_dir)
+    trec, jsonl = out / f"{run.name}.trec", out / f"{run.name}.jsonl"
+    atomic_write_text(trec, trec_text(run))
+    atomic_write_text(jsonl, "".join(dumps_canonical(r) + "\n" for r in jsonl_rows(run)))
+    return [trec, jsonl]

@@ -1,0 +1,174 @@
+"""Typed R03 results: paired task-bootstrap intervals, the results / effects / case tables, and
+the :class:`CoverageReport` that ``nclue coverage evaluate`` writes.
+
+Paired task bootstrap (``docs/statistics.md``): for a contrast ``a − b`` with per-task
+differences ``δ_t`` over T tasks, each of 10,000 draws resamples T tasks with replacement
+(:func:`nclue.stats.bootstrap_replicates` with R03's own seed, 129300) and records the mean
+of ``δ`` over the draw; the interval is the 2.5th and 97.5th percentile of the draw means. One
+set of draws per task list is shared by every contrast and metric (fully paired). Percentile
+intervals describe this task set; they are not confirmatory tests.
+
+Layouts follow R03: one results row per selection (means over tasks, lost/gained summed),
+one effects row per contrast (difference [95% bootstrap interval]), and per task and method
+a case table ``Rank / ID | Document | Mean grade | Agreed requirements (one-based) | New
+requirements at rank``. Every table is a :class:`~nclue.tables.Table`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from nclue.io import json_safe
+from nclue.stats import bootstrap_replicates
+from nclue.tables import Table, Tabular
+
+DRAWS = 10_000
+SEED = 129_300
+LEVEL = 0.95
+
+LABELS: dict[str, str] = {
+    "dense": "Dense",
+    "coverage": "Fixed coverage",
+    "gated": "Gated coverage (ours)",
+    "oracle": "Labeled oracle — diagnostic",
+}
+RESULT_HEADER = ("Selection", "nDCG@5", "Agreed coverage@5", "Label redundancy", "Mean positive pair cosine",
+                 "Docs with no agreed obligation", "Unique obligations lost / gained vs dense")
+EFFECT_HEADER = ("Exploratory paired effect", "nDCG difference [95% bootstrap interval]",
+                 "Coverage difference [95% bootstrap interval]")
+CASE_HEADER = ("Rank / ID", "Document", "Mean grade", "Agreed requirements (one-based)", "New requirements at rank")
+TABLE_NOTE = (
+    "Coverage uses all written requirements as denominator. Label redundancy is repeated agreed "
+    "document–obligation assignments divided by total assignments; it is zero when there are no assignments. "
+    "“Lost / gained” sums task-specific distinct obligations, counted once per task. The labeled oracle reads "
+    "the labels and is a diagnostic ceiling, never a baseline."
+)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Observed mean difference and its percentile bootstrap interval."""
+
+    estimate: float
+    low: float
+    high: float
+
+
+def paired_intervals(deltas: np.ndarray, draws: int = DRAWS, seed: int = SEED, level: float = LEVEL) -> list[Interval]:
+    """Bootstrap interval of the mean of each row of ``deltas (M, T)`` (per-task differences), shared draws."""
+    deltas = np.atleast_2d(np.asarray(deltas, dtype=np.float64))
+    means = bootstrap_replicates(deltas, None, draws, seed)
+    tail = (1.0 - level) / 2.0 * 100.0
+    low, high = np.percentile(means, [tail, 100.0 - tail], axis=1)
+    return [Interval(float(d.mean()), float(lo), float(hi)) for d, lo, hi in zip(deltas, low, high)]
+
+
+def label(method: str) -> str:
+    """Display name of a method (the name itself when unknown)."""
+    return LABELS.get(method, method)
+
+
+def results_table(summaries: Mapping[str, Mapping[str, float]], caption: str = "") -> Table:
+    """One row per method (in mapping order) from :func:`nclue.select.metrics.summarise` outputs."""
+    rows = tuple(
+        (label(name), f"{s['ndcg']:.4f}", f"{s['coverage']:.4f}", f"{s['redundancy']:.4f}", f"{s['pair_cosine']:.4f}",
+         f"{s['no_obligation']:.4f}", f"{int(s['lost'])} / {int(s['gained'])}")
+        for name, s in summaries.items()
+    )
+    return Table(RESULT_HEADER, rows, caption=caption, notes=(TABLE_NOTE,))
+
+
+def _interval(iv: Interval) -> str:
+    return f"{iv.estimate:+.4f} [{iv.low:+.4f}, {iv.high:+.4f}]"
+
+
+def effects_table(effects: Mapping[str, Mapping[str, Interval]], caption: str = "") -> Table:
+    """One row per contrast ``a-minus-b`` with nDCG and coverage intervals."""
+    rows = tuple((name, _interval(iv["ndcg"]), _interval(iv["coverage"])) for name, iv in effects.items())
+    note = f"{DRAWS:,} paired task bootstrap draws, seed {SEED}; percentile intervals, exploratory."
+    return Table(EFFECT_HEADER, rows, caption=caption, notes=(note,))
+
+
+def _numbers(values: Sequence[int]) -> str:
+    return ", ".join(str(v) for v in values) if values else "None"
+
+
+def case_rows(ranking: Sequence[str], titles: Mapping[str, str], grades: Mapping[str, float],
+              agreed: Mapping[str, Sequence[int]]) -> tuple[tuple[str, ...], ...]:
+    """Rows of one case table: rank / ID, title, mean grade, agreed and newly covered requirements.
+
+    A title equal to its path-like ID is shortened to the ID's last ``/`` part.
+    """
+    seen: set[int] = set()
+    rows = []
+    for rank, doc_id in enumerate(ranking, start=1):
+        reqs = list(agreed.get(doc_id, []))
+        new = [r for r in reqs if r not in seen]
+        seen.update(reqs)
+        title = titles.get(doc_id, doc_id)
+        if title == doc_id:  # ID-only titles (the benchmark adapter's): show the last path part
+            title = doc_id.rsplit("/", 1)[-1]
+        rows.append((f"{rank} / {doc_id}", title, f"{grades.get(doc_id, 0.0):g}", _numbers(reqs), _numbers(new)))
+    return tuple(rows)
+
+
+def case_table(ranking: Sequence[str], titles: Mapping[str, str], grades: Mapping[str, float],
+               agreed: Mapping[str, Sequence[int]], caption: str = "") -> Table:
+    """R03's per-task case table for one ranking."""
+    return Table(CASE_HEADER, case_rows(ranking, titles, grades, agreed), caption=caption)
+
+
+@dataclass(frozen=True)
+class CoverageSplit:
+    """Results of one split: per-method task means and the paired effects."""
+
+    name: str
+    tasks: int
+    methods: Mapping[str, Mapping[str, float]]
+    effects: Mapping[str, Mapping[str, Interval]]
+
+    def to_json(self) -> dict:
+        return {
+            "tasks": self.tasks,
+            "methods": {n: dict(v) for n, v in self.methods.items()},
+            "effects": {n: {m: asdict(iv) for m, iv in ivs.items()} for n, ivs in self.effects.items()},
+        }
+
+
+@dataclass(frozen=True)
+class CoverageReport(Tabular):
+    """Everything ``nclue coverage evaluate`` reports (``summary.json`` is :meth:`to_json`)."""
+
+    k: int
+    freeze_manifest_sha256: str
+    judgments_sha256: str
+    missing_judgments: Mapping[str, int]
+    oracle: Mapping[str, int]
+    splits: Mapping[str, CoverageSplit]
+
+    def __getitem__(self, split: str) -> CoverageSplit:
+        return self.splits[split]
+
+    def to_json(self) -> dict:
+        return json_safe(
+            {
+                "k": self.k,
+                "freeze_manifest_sha256": self.freeze_manifest_sha256,
+                "judgments_sha256": self.judgments_sha256,
+                "missing_judgments": dict(self.missing_judgments),
+                "oracle": dict(self.oracle),
+                "bootstrap": {"draws": DRAWS, "seed": SEED, "level": LEVEL},
+                "splits": {n: s.to_json() for n, s in self.splits.items()},
+            }
+        )
+
+    def tables(self) -> list[Table]:
+        out = []
+        for name, split in self.splits.items():
+            out.append(results_table(split.methods, f"Coverage selection, split {name} ({split.tasks} tasks)"))
+            if split.effects:
+                out.append(effects_table(split.effects, f"Paired effects, split {name} ({split.tasks} tasks)"))
+        return out
