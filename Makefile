@@ -1,6 +1,6 @@
 # nclue — two commands do all set-up on a fresh machine:
 #   make demo   fetch the real Debian corpus, ingest, index, build the benchmark, run the matrix, report
-#   make test   run the test suite (real PDFs, real models)
+#   make test   lint (ruff) and run the test suite (real PDFs, real models)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -36,6 +36,8 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 test: system-deps $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
 	$(PY) -m pytest -q -p no:cacheprovider --timeout 1200
 
 demo: system-deps $(STAMP)

@@ -40,7 +40,9 @@ def full_build(collection: Path, judge: str) -> tuple[float, float, str]:
         start = time.perf_counter()
         out = subprocess.run(
             [sys.executable, "-c", CHILD, str(collection), str(Path(tmp) / "bench"), judge],
-            check=True, capture_output=True, text=True,
+            check=True,
+            capture_output=True,
+            text=True,
         )
         wall = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
@@ -103,11 +105,15 @@ def main() -> None:
     args = parser.parse_args()
     wall, peak, summary = full_build(args.collection, args.judge)
     seconds, queries, qrels, conditions = summary.split()
-    print(f"build ({args.judge}) on {args.collection}: wall {wall:.1f} s (in-process {seconds} s), "
-          f"peak RSS {peak:.2f} GiB; {queries} queries, {qrels} qrels, {conditions} conditions")
+    print(
+        f"build ({args.judge}) on {args.collection}: wall {wall:.1f} s (in-process {seconds} s), "
+        f"peak RSS {peak:.2f} GiB; {queries} queries, {qrels} qrels, {conditions} conditions"
+    )
     t_tok, t_np, t_peer, pairs = kernel_ratio(args.collection)
-    print(f"n-gram enumeration + (n-gram, page) counting, {pairs} pairs: nclue NumPy {t_np:.2f} s "
-          f"vs Python Counter peer {t_peer:.2f} s -> {t_peer / t_np:.1f}x faster (tokenisation, shared: {t_tok:.2f} s)")
+    print(
+        f"n-gram enumeration + (n-gram, page) counting, {pairs} pairs: nclue NumPy {t_np:.2f} s "
+        f"vs Python Counter peer {t_peer:.2f} s -> {t_peer / t_np:.1f}x faster (tokenisation, shared: {t_tok:.2f} s)"
+    )
 
 
 if __name__ == "__main__":

@@ -75,8 +75,10 @@ def python_greedy(ncos: np.ndarray, gram: np.ndarray, keys: list, k: int) -> lis
 def main() -> None:
     rng = np.random.default_rng(SEED)
     print(f"R03 selection throughput (k={K}, m={M}, dim={DIM}); times are best of 3 runs")
-    print(f"{'n':>3} {'C(n,5)':>8} | {'oracle py':>10} {'vectorised':>10} {'pruned':>8} {'ratio':>7} {'ratio(pr)':>9}"
-          f" | {'greedy py':>9} {'nclue':>8} {'ratio':>6}")
+    print(
+        f"{'n':>3} {'C(n,5)':>8} | {'oracle py':>10} {'vectorised':>10} {'pruned':>8} {'ratio':>7} {'ratio(pr)':>9}"
+        f" | {'greedy py':>9} {'nclue':>8} {'ratio':>6}"
+    )
     for n in (10, 15, 20, 25, 30):
         grade = rng.integers(0, 7, size=n) / 2.0
         agreed = rng.random((n, M)) < 0.3
@@ -85,7 +87,9 @@ def main() -> None:
         t_vec = best_of(lambda: labeled_oracle(grade, agreed, ids, K, prune=False))
         t_pr = best_of(lambda: labeled_oracle(grade, agreed, ids, K, prune=True))
         full = labeled_oracle(grade, agreed, ids, K, prune=False)
-        assert (full.coverage, round(full.dcg, 9)) == (lambda b: (b[0], round(b[1], 9)))(python_oracle(grade, agreed, K))
+        assert (full.coverage, round(full.dcg, 9)) == (lambda b: (b[0], round(b[1], 9)))(
+            python_oracle(grade, agreed, K)
+        )
         facets = rng.normal(size=(M + 1, DIM))
         facets /= np.linalg.norm(facets, axis=1, keepdims=True)
         docs = rng.normal(size=(n, DIM))
@@ -95,8 +99,10 @@ def main() -> None:
         assert greedy_coverage(ncos, gram, keys, K) == python_greedy(ncos, gram, keys, K)
         g_py = best_of(lambda: python_greedy(ncos, gram, keys, K))
         g_np = best_of(lambda: greedy_coverage(ncos, gram, keys, K))
-        print(f"{n:>3} {comb(n, K):>8,} | {t_py:>9.4f}s {t_vec:>9.4f}s {t_pr:>7.4f}s {t_py / t_vec:>6.1f}x {t_py / t_pr:>8.1f}x"
-              f" | {g_py * 1e3:>7.2f}ms {g_np * 1e3:>6.3f}ms {g_py / g_np:>5.1f}x")
+        print(
+            f"{n:>3} {comb(n, K):>8,} | {t_py:>9.4f}s {t_vec:>9.4f}s {t_pr:>7.4f}s {t_py / t_vec:>6.1f}x {t_py / t_pr:>8.1f}x"
+            f" | {g_py * 1e3:>7.2f}ms {g_np * 1e3:>6.3f}ms {g_py / g_np:>5.1f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -113,7 +113,9 @@ def main() -> None:
     torch.set_num_threads(threads)
     total_pages, texts, chunks, chunk_texts = sample_chunks(args.collection, args.pages, args.seed)
     n = len(texts)
-    print(f"collection {args.collection}: {total_pages} pages; sample {n} pages (seed {args.seed}) → {len(chunks)} chunks")
+    print(
+        f"collection {args.collection}: {total_pages} pages; sample {n} pages (seed {args.seed}) → {len(chunks)} chunks"
+    )
     print(f"cpu threads {threads}, batch size {args.batch_size}, load average {os.getloadavg()[0]:.1f}", flush=True)
 
     peer = SentenceTransformer(str(bundled_model_path()), device="cpu")
@@ -142,17 +144,23 @@ def main() -> None:
         print(f"block {b + 1}/{len(blocks)}: " + ", ".join(f"{k} {seconds[k]:.1f}s" for k in names), flush=True)
     vectors = {name: np.concatenate(parts[name]) for name in names}
 
-    query_vecs = {name: (encoders["torch"] if name == "peer" else encoders[name]).encode(list(QUERIES)) for name in seconds}
+    query_vecs = {
+        name: (encoders["torch"] if name == "peer" else encoders[name]).encode(list(QUERIES)) for name in seconds
+    }
     top = {name: page_top10(query_vecs[name], vectors[name], chunks.page, n) for name in seconds}
     peer_rate = n / seconds["peer"]
     print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
-    print("| path | chunks/s | pages/s | × peer | full collection (extrapolated) | top-10 agreement with torch | cosine to torch (min) | one-time setup s |")
+    print(
+        "| path | chunks/s | pages/s | × peer | full collection (extrapolated) | top-10 agreement with torch | cosine to torch (min) | one-time setup s |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for name in ("peer", "torch", "onnx", "onnx-int8", "static"):
         rate = n / seconds[name]
         agree = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(top[name], top["torch"])])
         same_space = vectors[name].shape == vectors["torch"].shape
-        cos = f"{float((vectors[name] * vectors['torch']).sum(axis=1).min()):.4f}" if same_space else "n/a (other model)"
+        cos = (
+            f"{float((vectors[name] * vectors['torch']).sum(axis=1).min()):.4f}" if same_space else "n/a (other model)"
+        )
         label = "SentenceTransformer.encode (peer)" if name == "peer" else f"nclue {name}"
         print(
             f"| {label} | {len(chunks) / seconds[name]:.1f} | {rate:.2f} | {rate / peer_rate:.2f} | "

@@ -26,10 +26,10 @@ import warnings
 
 import numpy as np
 
-from nclue.evaluate import build_benchmark, compare_runs, score_runs, scorecard
-from nclue.evaluate.benchmark import GOLD, PARTIAL, QrelRow
-from nclue.evaluate.runs import RunMatrix
-from nclue.evaluate.summary import metric_matrix
+from nclue.scoring import build_benchmark, compare_runs, score_runs, scorecard
+from nclue.scoring.benchmark import GOLD, PARTIAL, QrelRow
+from nclue.scoring.runs import RunMatrix
+from nclue.scoring.summary import metric_matrix
 from nclue.stats import paired_randomization
 
 N_RUNS, N_QUERIES, DEPTH, N_DOCS, JUDGED, FAMILIES = 70, 1000, 100, 20000, 50, 450

@@ -20,14 +20,14 @@ Usage: .venv/bin/python benchmarks/ingest.py [--pdf-dir DIR] [--repeats 3]
 
 from __future__ import annotations
 
-import os
-import sys
 import argparse
+import os
 import platform
 import resource
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable

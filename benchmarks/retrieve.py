@@ -93,13 +93,24 @@ def phrase_page_counts(store) -> dict[str, int]:  # noqa: ANN001
     counts: Counter[str] = Counter()
     for text in store.texts:
         words = re.findall(r"\w+", text.lower())
-        counts.update({f"{a} {b}" for a, b in zip(words, words[1:])
-                       if a != b and _WORD.fullmatch(a) and _WORD.fullmatch(b) and a not in stop and b not in stop})
+        counts.update(
+            {
+                f"{a} {b}"
+                for a, b in zip(words, words[1:])
+                if a != b and _WORD.fullmatch(a) and _WORD.fullmatch(b) and a not in stop and b not in stop
+            }
+        )
     return counts
 
 
-def make_queries(store, count: int, counts: dict[str, int], seed: int = SEED,  # noqa: ANN001
-                 min_pages: int = 3, max_pages: int = 150) -> list[tuple[str, str, str]]:
+def make_queries(
+    store,
+    count: int,
+    counts: dict[str, int],
+    seed: int = SEED,  # noqa: ANN001
+    min_pages: int = 3,
+    max_pages: int = 150,
+) -> list[tuple[str, str, str]]:
     """Seeded three-condition queries: from three distinct pages of one random document, one
     two-word phrase each that occurs on ``min_pages``–``max_pages`` pages of the collection."""
     rng = np.random.default_rng(seed)
@@ -112,8 +123,9 @@ def make_queries(store, count: int, counts: dict[str, int], seed: int = SEED,  #
         phrases = []
         for r in rows:
             words = re.findall(r"\w+", store.texts[int(r)].lower())
-            pairs = sorted({f"{a} {b}" for a, b in zip(words, words[1:])
-                            if min_pages <= counts.get(f"{a} {b}", 0) <= max_pages})
+            pairs = sorted(
+                {f"{a} {b}" for a, b in zip(words, words[1:]) if min_pages <= counts.get(f"{a} {b}", 0) <= max_pages}
+            )
             if not pairs:
                 break
             phrases.append(pairs[int(rng.integers(len(pairs)))])
@@ -152,8 +164,14 @@ def bench_queries(workspace, store, queries) -> dict:  # noqa: ANN001
         bare_model.retrieve(q, k=100, show_progress=False, n_threads=1)
         bare.append(time.perf_counter() - t)
         bare_cpu.append(time.process_time() - c)
-    return {"ours": np.array(ours), "bare": np.array(bare), "ours_cpu": np.array(ours_cpu),
-            "bare_cpu": np.array(bare_cpu), "results": results, "requests": requests}
+    return {
+        "ours": np.array(ours),
+        "bare": np.array(bare),
+        "ours_cpu": np.array(ours_cpu),
+        "bare_cpu": np.array(bare_cpu),
+        "results": results,
+        "requests": requests,
+    }
 
 
 def check_evidence(workspace, requests, results) -> tuple[int, int]:  # noqa: ANN001
@@ -250,7 +268,9 @@ def main() -> int:
     from nclue.corpus.store import PageStore
     from nclue.systems.registry import Workspace
 
-    print(f"date {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(
+        f"date {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         coll = link_collection(args.collection.resolve(), Path(tmp))
         store = PageStore.open(coll)
@@ -258,23 +278,31 @@ def main() -> int:
         print(f"collection {args.collection}: {store.n_pages} pages, {len(store.doc_ids)} documents")
 
         ours_build, bare_build = time_builds(coll, store)
-        print(f"index build: nclue {ours_build:.2f} s (pages + document view, saved) vs bare bm25s "
-              f"{bare_build:.2f} s (tokenize + index + save) -> ratio {ours_build / bare_build:.2f}x (goal <= 1.2x)")
+        print(
+            f"index build: nclue {ours_build:.2f} s (pages + document view, saved) vs bare bm25s "
+            f"{bare_build:.2f} s (tokenize + index + save) -> ratio {ours_build / bare_build:.2f}x (goal <= 1.2x)"
+        )
 
         workspace = Workspace(coll, store)
         queries = make_queries(store, args.queries, phrase_page_counts(store))
         q = bench_queries(workspace, store, queries)
         ours, bare = q["ours"], q["bare"]
         print(f"{len(queries)} three-condition queries, depth 100:")
-        print(f"  bm25.decompose(distinct): {len(ours) / ours.sum():.0f} q/s, p50 {np.median(ours) * 1e3:.2f} ms, "
-              f"p95 {np.percentile(ours, 95) * 1e3:.2f} ms")
-        print(f"  bare bm25s joint retrieve: {len(bare) / bare.sum():.0f} q/s, p50 {np.median(bare) * 1e3:.2f} ms, "
-              f"p95 {np.percentile(bare, 95) * 1e3:.2f} ms")
+        print(
+            f"  bm25.decompose(distinct): {len(ours) / ours.sum():.0f} q/s, p50 {np.median(ours) * 1e3:.2f} ms, "
+            f"p95 {np.percentile(ours, 95) * 1e3:.2f} ms"
+        )
+        print(
+            f"  bare bm25s joint retrieve: {len(bare) / bare.sum():.0f} q/s, p50 {np.median(bare) * 1e3:.2f} ms, "
+            f"p95 {np.percentile(bare, 95) * 1e3:.2f} ms"
+        )
         print(f"  throughput ratio nclue/bare: {bare.sum() / ours.sum():.2f}x (goal >= 300 q/s)")
         oc, bc = q["ours_cpu"], q["bare_cpu"]
-        print(f"  CPU time per query (process_time; robust to other load on the machine): "
-              f"bm25.decompose(distinct) {oc.mean() * 1e3:.2f} ms = {len(oc) / oc.sum():.0f} q/s per core, "
-              f"bare bm25s {bc.mean() * 1e3:.2f} ms = {len(bc) / bc.sum():.0f} q/s per core")
+        print(
+            f"  CPU time per query (process_time; robust to other load on the machine): "
+            f"bm25.decompose(distinct) {oc.mean() * 1e3:.2f} ms = {len(oc) / oc.sum():.0f} q/s per core, "
+            f"bare bm25s {bc.mean() * 1e3:.2f} ms = {len(bc) / bc.sum():.0f} q/s per core"
+        )
         print(f"  machine load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
         checked, bad = check_evidence(workspace, q["requests"], q["results"])

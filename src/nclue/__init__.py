@@ -32,8 +32,8 @@ _API = {
     "CorpusDoc": "nclue.types",
     "RankedDoc": "nclue.types",
     "Run": "nclue.types",
-    "Scorecard": "nclue.evaluate.results",
-    "Comparison": "nclue.evaluate.results",
+    "Scorecard": "nclue.scoring.results",
+    "Comparison": "nclue.scoring.results",
     "DEFAULT_SEED": "nclue.types",
 }
 
@@ -52,8 +52,8 @@ if TYPE_CHECKING:
         run_system,
     )
     from nclue.errors import NclueError
-    from nclue.evaluate.results import Comparison, Scorecard
     from nclue.release import Release
+    from nclue.scoring.results import Comparison, Scorecard
     from nclue.types import DEFAULT_SEED, CorpusDoc, Judgment, Query, RankedDoc, Run
 
 

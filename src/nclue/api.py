@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from nclue.bench.params import BuildOptions
     from nclue.corpus.ingest import IngestSummary
     from nclue.corpus.store import PageStore
-    from nclue.evaluate import Benchmark, Comparison, Scorecard
+    from nclue.scoring import Benchmark, Comparison, Scorecard
     from nclue.systems.registry import Workspace
 
 PathLike = str | os.PathLike[str]
@@ -153,13 +153,14 @@ def run_system(
     """Run one system (a name such as ``bm25.decompose(distinct)``) on every query of a release."""
     from nclue.systems.run import run_systems
 
-    report = run_systems(_release(bench), _collection(collection).workspace, [system], form=form, depth=depth,
-                         progress=progress)
+    report = run_systems(
+        _release(bench), _collection(collection).workspace, [system], form=form, depth=depth, progress=progress
+    )
     return next(iter(report.runs.values()))
 
 
 def _benchmark(bench: Release | PathLike, qrels: PathLike | None) -> Benchmark:
-    from nclue.evaluate import Benchmark
+    from nclue.scoring import Benchmark
 
     if isinstance(bench, Release) and qrels is None:
         return Benchmark.from_release(bench)
@@ -170,7 +171,8 @@ def _benchmark(bench: Release | PathLike, qrels: PathLike | None) -> Benchmark:
 
 
 def _run_matrices(bench: Benchmark, runs: Sequence[Run | PathLike]) -> list:
-    from nclue.evaluate import from_records, load_run as encode_file
+    from nclue.scoring import from_records
+    from nclue.scoring import load_run as encode_file
 
     loaded = [from_records(r, bench) if isinstance(r, Run) else encode_file(r, bench) for r in runs]
     names = [r.name for r in loaded]
@@ -195,8 +197,8 @@ def evaluate(
 
     ``per_query`` names a JSONL file to receive one row per (run, query) with its outcome.
     """
-    from nclue.evaluate import CI_KINDS, per_query_rows
-    from nclue.evaluate.scorecard import evaluate as score
+    from nclue.scoring import CI_KINDS, per_query_rows
+    from nclue.scoring.scorecard import evaluate as score
 
     if ci not in CI_KINDS:
         raise NclueError(f"ci={ci!r} is not one of {', '.join(CI_KINDS)}")
@@ -227,7 +229,7 @@ def compare(
 
     ``blocks`` names a JSON file of max-|T| blocks (``nclue compare --help``).
     """
-    from nclue.evaluate import compare_runs, read_blocks, score_runs
+    from nclue.scoring import compare_runs, read_blocks, score_runs
 
     if not variants:
         raise NclueError("give at least one variant run to compare with the base")
@@ -235,5 +237,6 @@ def compare(
     loaded = _run_matrices(benchmark, [base, *variants])
     scores = score_runs(benchmark, loaded, k)
     declared = read_blocks(blocks, loaded[0].name) if blocks is not None else []
-    return compare_runs(benchmark, scores, loaded[0].name, [r.name for r in loaded[1:]], declared, bootstrap, draws,
-                        seed, sensitivity)
+    return compare_runs(
+        benchmark, scores, loaded[0].name, [r.name for r in loaded[1:]], declared, bootstrap, draws, seed, sensitivity
+    )

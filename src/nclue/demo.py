@@ -110,7 +110,7 @@ def _release_ok(bench: Path, verify_release) -> bool:  # noqa: ANN001 - nclue.be
 
 
 def _print_top(data: PaperReport, rows: int = 10) -> None:
-    from nclue.evaluate.results import scorecard_table
+    from nclue.scoring.results import scorecard_table
 
     table = scorecard_table(data.card, data.fair[:rows], data.categories)
     Console(width=max(console.width, 120)).print(table.to_rich())

@@ -19,7 +19,7 @@ from nclue.errors import NclueError
 
 MAX_CONDITIONS = 8
 _QUOTED = re.compile(r'"([^"]+)"')
-_NATURAL = re.compile(r'^\s*Find the document that discusses (.+?)\.?\s*$', re.IGNORECASE)
+_NATURAL = re.compile(r"^\s*Find the document that discusses (.+?)\.?\s*$", re.IGNORECASE)
 
 
 def render_raw(conditions: list[str] | tuple[str, ...]) -> str:

@@ -81,9 +81,7 @@ class Release:
         """
         root = Path(path)
         if not root.is_dir():
-            raise NclueError(
-                f"{root}: benchmark release not found; build one with `nclue build COLLECTION -o {root}`"
-            )
+            raise NclueError(f"{root}: benchmark release not found; build one with `nclue build COLLECTION -o {root}`")
         queries_file = root / QUERIES_FILE
         if not queries_file.is_file():
             raise NclueError(

@@ -1,7 +1,7 @@
 """Run files: read and write TREC six-column and nclue JSONL runs (``docs/formats.md#runs``).
 
 One parser for both forms, used by the scorer (which encodes the parsed rows straight into
-arrays, :mod:`nclue.evaluate.runs`) and by :meth:`nclue.types.Run.read` (typed records).
+arrays, :mod:`nclue.scoring.runs`) and by :meth:`nclue.types.Run.read` (typed records).
 Every malformed line is an :class:`~nclue.errors.NclueError` naming the file, the line and
 the fix: a wrong column count, a non-finite score, a document ranked twice for one query, a
 query on two lines, a page number that is not a positive 32-bit integer, text that is not
@@ -85,7 +85,9 @@ def _parse_jsonl(path: Path) -> ParsedRun:
         if not isinstance(qid, str) or not isinstance(docs, list):
             raise NclueError(f"{where(path, line)}: each line needs a string 'qid' and a 'docs' list")
         if qid in lines:
-            raise NclueError(f"{where(path, line)}: query {qid!r} already ranked on line {lines[qid]}; one line per query")
+            raise NclueError(
+                f"{where(path, line)}: query {qid!r} already ranked on line {lines[qid]}; one line per query"
+            )
         lines[qid] = line
         rows: list[Entry] = []
         seen: set[str] = set()
@@ -110,7 +112,9 @@ def _pages(entry: dict, path: Path, line: int) -> tuple[tuple[int, float], ...] 
     raw = entry.get("pages")
     if raw is None:
         return None
-    ok = isinstance(raw, list) and all(isinstance(pair, list) and len(pair) == 2 and _page_number(pair[0]) for pair in raw)
+    ok = isinstance(raw, list) and all(
+        isinstance(pair, list) and len(pair) == 2 and _page_number(pair[0]) for pair in raw
+    )
     if not ok:
         raise NclueError(
             f"{where(path, line)}: 'pages' of {entry['doc_id']!r} must be a list of [page, score] pairs "

@@ -18,8 +18,16 @@ def write_collection(root: Path, docs: dict[str, list[str]]) -> Path:
         pages = docs[doc_id]
         digest = hashlib.sha256("\f".join(pages).encode()).hexdigest()
         doc_rows.append(
-            dict(doc_id=doc_id, path=f"{doc_id}.pdf", sha256=digest, n_pages=len(pages), n_bytes=100,
-                 source=doc_id.split("/")[0], status="ok", error=None)
+            dict(
+                doc_id=doc_id,
+                path=f"{doc_id}.pdf",
+                sha256=digest,
+                n_pages=len(pages),
+                n_bytes=100,
+                source=doc_id.split("/")[0],
+                status="ok",
+                error=None,
+            )
         )
         for i, text in enumerate(pages, start=1):
             page_rows.append(dict(doc_id=doc_id, page=i, text=text, n_chars=len(text), method="text"))

@@ -34,7 +34,15 @@ def test_release_is_valid_and_deterministic(small_collection: Path, small_bench:
     assert validation.counts["single_page_solvable_golds"] == 0
     assert scores["oracle.surface_and"]["nclue@10"] == 100.0
     assert scores["oracle.single_page_and"]["nclue@10"] == 0.0
-    for name in ("corpus.jsonl", "queries.jsonl", "qrels.jsonl", "qrels/test.tsv", "inventory.jsonl", "MANIFEST.json", "README.md"):
+    for name in (
+        "corpus.jsonl",
+        "queries.jsonl",
+        "qrels.jsonl",
+        "qrels/test.tsv",
+        "inventory.jsonl",
+        "MANIFEST.json",
+        "README.md",
+    ):
         assert (small_bench / name).is_file()
     assert (small_bench / "qrels" / "test.tsv").read_text().splitlines()[0] == "query-id\tcorpus-id\tscore"
     query = json.loads((small_bench / "queries.jsonl").read_text().splitlines()[0])

@@ -127,10 +127,15 @@ def test_unreachable_endpoint_is_a_clear_error(setup, tmp_path: Path) -> None:
 def test_negative_and_malformed_answers_reject_the_item(setup, tmp_path: Path) -> None:
     store, inv, item = setup
     probe = LLMGate(inv, store, LLMConfig(url="x", model="m"), ResponseCache(tmp_path / "p.jsonl"))
-    for responses, cached in ((_recorded(probe, item, verdict=False), 1), (_recorded(probe, item, quote="invented text"), 0)):
+    for responses, cached in (
+        (_recorded(probe, item, verdict=False), 1),
+        (_recorded(probe, item, quote="invented text"), 0),
+    ):
         server = Replay(responses)
         try:
-            gate = LLMGate(inv, store, LLMConfig(url=server.url, model="m"), ResponseCache(tmp_path / f"{cached}.jsonl"))
+            gate = LLMGate(
+                inv, store, LLMConfig(url=server.url, model="m"), ResponseCache(tmp_path / f"{cached}.jsonl")
+            )
             assert gate(item) is False
             assert len(gate.cache.entries) == cached
         finally:

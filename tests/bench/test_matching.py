@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -10,16 +13,14 @@ from nclue.bench.inventory import Condition, Inventory
 from nclue.bench.matching import clue_count, distinct_assignment, label, single_page_solvable
 from nclue.bench.validate import brute_force_label
 
-import itertools
-
-import numpy as np
-
 page_sets = st.lists(st.sets(st.integers(1, 6), max_size=4), min_size=1, max_size=5)
 
 
 def brute_assignment_exists(sets: list[set[int]]) -> bool:
     pages = sorted(set().union(*sets))
-    return all(sets) and any(all(p[i] in sets[i] for i in range(len(sets))) for p in itertools.permutations(pages, len(sets)))
+    return all(sets) and any(
+        all(p[i] in sets[i] for i in range(len(sets))) for p in itertools.permutations(pages, len(sets))
+    )
 
 
 @settings(max_examples=400, deadline=None)
@@ -71,9 +72,7 @@ def test_compose_evaluate_matches_brute_force(pages: list[dict[int, set[int]]], 
     union = sorted(set().union(*(inv.pages[c].keys() for c in conds)))
     expected = {d: brute_force_label([list(inv.pages[c].get(d, ())) for c in conds]) for d in union}
     any_single = any(single_page_solvable([inv.pages[c].get(d, ()) for c in conds]) for d in union)
-    full_not_gold = any(
-        sum(1 for c in conds if d in inv.pages[c]) == n and expected[d] != "gold" for d in union
-    )
+    full_not_gold = any(sum(1 for c in conds if d in inv.pages[c]) == n and expected[d] != "gold" for d in union)
     golds = [d for d, v in expected.items() if v == "gold"]
     valid = bool(golds) and len(golds) < len(union) and not any_single and not full_not_gold
     assert (item is not None) == valid

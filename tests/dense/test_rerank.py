@@ -12,7 +12,10 @@ from nclue.systems.backbone import Request
 from nclue.systems.registry import Workspace
 from nclue.systems.rerank import RerankSystem
 
-REQUEST = Request(conditions=("numbered lines of verse", "footnotes in legal texts"), text='"numbered lines of verse"; "footnotes in legal texts"')
+REQUEST = Request(
+    conditions=("numbered lines of verse", "footnotes in legal texts"),
+    text='"numbered lines of verse"; "footnotes in legal texts"',
+)
 
 
 @pytest.fixture(scope="module")

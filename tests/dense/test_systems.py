@@ -51,7 +51,10 @@ def doc_rows(workspace, doc_id):
 def test_joint_pooling_by_hand(workspace):
     text = query_text(Query("q", CONDITIONS), "clean_v2")
     page = workspace.backbone("dense").page_scores([text])[0]
-    for name, pool in (("dense.joint(max)", lambda s: s.max()), ("dense.joint(ptop3)", lambda s: np.sort(s)[-3:].mean())):
+    for name, pool in (
+        ("dense.joint(max)", lambda s: s.max()),
+        ("dense.joint(ptop3)", lambda s: np.sort(s)[-3:].mean()),
+    ):
         ranking = workspace.system(name).search(Request(CONDITIONS, text), depth=100)
         assert len(ranking) == workspace.pages.n_docs
         for doc in ranking:
@@ -66,9 +69,7 @@ def test_decomposition_by_hand(workspace):
     for doc_id in workspace.pages.doc_ids:
         best = norm[:, doc_rows(workspace, doc_id)].max(axis=1)
         rows = doc_rows(workspace, doc_id)
-        distinct = max(
-            norm[0, a] + norm[1, b] for a, b in itertools.product(rows, rows) if a != b
-        )
+        distinct = max(norm[0, a] + norm[1, b] for a, b in itertools.product(rows, rows) if a != b)
         expected[doc_id] = {
             "min": best.min(),
             "product": best.prod(),
@@ -118,7 +119,9 @@ def test_rrf_with_lexical(workspace, subset_dense):
 
     build_lexical_index(subset_dense)
     ws = Workspace(subset_dense)
-    ranking = ws.system("rrf(bm25.joint, dense.decompose(min))").search(Request(CONDITIONS, " ".join(CONDITIONS)), depth=10)
+    ranking = ws.system("rrf(bm25.joint, dense.decompose(min))").search(
+        Request(CONDITIONS, " ".join(CONDITIONS)), depth=10
+    )
     assert ranking and ranking[0].doc_id.endswith("verse/verse")
 
 

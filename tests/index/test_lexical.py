@@ -12,7 +12,13 @@ from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 from nclue.index.lexical import INDEX_DIR, BM25Params, LexicalIndex, build_lexical_index
 
-QUERIES = ["regression model", "data frame import", "chemical equation arrows", "the algorithm environment", "Verse poetry"]
+QUERIES = [
+    "regression model",
+    "data frame import",
+    "chemical equation arrows",
+    "the algorithm environment",
+    "Verse poetry",
+]
 
 
 def _bare(texts: list[str]):  # noqa: ANN202
@@ -22,7 +28,9 @@ def _bare(texts: list[str]):  # noqa: ANN202
     stemmer = Stemmer.Stemmer("english")
     model = bm25s.BM25()
     model.index(bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
-    return model, lambda q: bm25s.tokenize([q], stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False)[0]
+    return model, lambda q: bm25s.tokenize([q], stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False)[
+        0
+    ]
 
 
 def test_page_scores_equal_bare_bm25s(lexical_collection: Path) -> None:

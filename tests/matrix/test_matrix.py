@@ -37,8 +37,10 @@ def test_default_matrix_names_parse_and_round_trip() -> None:
         ('form = "fancy"\n', "form 'fancy'"),
         ('[[run]]\nsystem = "bm25.joint"\nblock = "magic"\n', "block 'magic'"),
         ('[[run]]\nsystem = "bm25.joint"\n[[run]]\nsystem = "bm25.joint"\n', "listed twice"),
-        ('[[run]]\nsystem = "bm25.joint"\n[[contrast]]\nname = "x"\nbase = "bm25.joint"\nvariants = ["bm25.and"]\n',
-         "bm25.and not among the matrix runs"),
+        (
+            '[[run]]\nsystem = "bm25.joint"\n[[contrast]]\nname = "x"\nbase = "bm25.joint"\nvariants = ["bm25.and"]\n',
+            "bm25.and not among the matrix runs",
+        ),
         ("depth = [\n", "not valid TOML"),
     ],
 )

@@ -14,7 +14,9 @@ from nclue.report.reproduce import verify
 pytestmark = pytest.mark.slow
 
 
-def _hand_scores(run_path: Path, labels: dict[str, dict[str, str]], qids: list[str], k: int = 10) -> tuple[float, float]:
+def _hand_scores(
+    run_path: Path, labels: dict[str, dict[str, str]], qids: list[str], k: int = 10
+) -> tuple[float, float]:
     """n-Clue Score and Gold Hit (pp) by the definition, written out plainly: stable sort by score,
     truncate at k, success iff the first judged document is gold; every query in the denominator."""
     ranked = {}
@@ -57,8 +59,16 @@ def test_report_numbers_equal_a_hand_written_scorer(frozen_runs: Path, small_ben
 def test_report_writes_every_format(frozen_runs: Path) -> None:
     report = frozen_runs.parent / "report"
     index = (report / "index.md").read_text()
-    for stem in ("table_s1_scorecard", "table_s1d_controls", "table_s1e_contrasts", "table_s1f_common_support",
-                 "table_s1g_sensitivity", "table_s1h_promotion", "table_s1j_strata", "table_s2b_query_forms"):
+    for stem in (
+        "table_s1_scorecard",
+        "table_s1d_controls",
+        "table_s1e_contrasts",
+        "table_s1f_common_support",
+        "table_s1g_sensitivity",
+        "table_s1h_promotion",
+        "table_s1j_strata",
+        "table_s2b_query_forms",
+    ):
         assert (report / f"{stem}.md").is_file() and (report / f"{stem}.tex").is_file()
         assert f"({stem}.md)" in index
     assert "\\begin{tabular}" in (report / "table_s1_scorecard.tex").read_text()
@@ -84,7 +94,9 @@ def test_reproduce_fails_on_a_tampered_run_file(frozen_runs: Path, small_bench: 
     assert any(f.startswith("runs/bm25.and.jsonl") for f in result.hash_failures)
 
 
-def test_reproduce_fails_naming_the_cell_on_a_changed_qrel(frozen_runs: Path, small_bench: Path, tmp_path: Path) -> None:
+def test_reproduce_fails_naming_the_cell_on_a_changed_qrel(
+    frozen_runs: Path, small_bench: Path, tmp_path: Path
+) -> None:
     bench = tmp_path / "bench"
     shutil.copytree(small_bench, bench)
     frozen = json.loads((frozen_runs / FROZEN).read_text())

@@ -37,7 +37,10 @@ def test_paraphrase_never_generated(tmp_path):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ('{"qid": "q1", "text": "a"}\n{"qid": "q1", "text": "b"}\n', r"p.jsonl:2: qid 'q1' repeated \(first at line 1\)"),
+        (
+            '{"qid": "q1", "text": "a"}\n{"qid": "q1", "text": "b"}\n',
+            r"p.jsonl:2: qid 'q1' repeated \(first at line 1\)",
+        ),
         ('{"qid": "q1"}\n', r"p.jsonl:1: qid 'q1' has no non-empty 'text'"),
         ('{"text": "a"}\n', r"p.jsonl:1: missing or non-string 'qid'"),
         ("not json\n", r"p.jsonl:1: malformed JSON"),

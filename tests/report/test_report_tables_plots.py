@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nclue.evaluate.results import Contrast, RunSummary
 from nclue.report.plots import delta_plane_plot, scorecard_plot
+from nclue.scoring.results import Contrast, RunSummary
 from nclue.tables import Table, fmt_ci, fmt_p, fmt_pp, latex_escape, render
 
 
@@ -51,9 +51,22 @@ def test_plots_write_png_and_pdf_deterministically(tmp_path):
     scorecard_plot(summary, tmp_path / "card")
     assert [p.read_bytes() for p in paths] == first
     assert first[0][:8] == b"\x89PNG\r\n\x1a\n" and first[1][:4] == b"%PDF"
+
     def contrast(name: str, d_hit: float, d_score: float, ci: dict) -> Contrast:
-        return Contrast(name, "base", {"gold_hit": d_hit, "n_clue_score": d_score}, ci, 0.5, 0.5, 0.5, 10, 0.0,
-                        (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), {"1": 0.0, "2": 0.0, "3": 0.0})
+        return Contrast(
+            name,
+            "base",
+            {"gold_hit": d_hit, "n_clue_score": d_score},
+            ci,
+            0.5,
+            0.5,
+            0.5,
+            10,
+            0.0,
+            (0.0, 0.0, 0.0),
+            (0.0, 0.0, 0.0),
+            {"1": 0.0, "2": 0.0, "3": 0.0},
+        )
 
     contrasts = {
         "jina.distinct": contrast("jina.distinct", 9.5, 6.8, {"n_clue_score": (3.7, 9.9)}),

@@ -24,29 +24,75 @@ def release(tmp_path: Path) -> tuple[Path, Path]:
     coll.mkdir()
     ids = [f"pkg/doc{i}.pdf" for i in range(9)]
     pages = [(d, p, f"Page {p} of {d}.  Text   about\ttopic {i % 3}.") for i, d in enumerate(ids) for p in (1, 2, 3)]
-    write_table_atomic(coll / "pages.parquet", pa.table({
-        "doc_id": [r[0] for r in pages], "page": pa.array([r[1] for r in pages], pa.int32()),
-        "text": [r[2] for r in pages], "n_chars": pa.array([len(r[2]) for r in pages], pa.int32()),
-        "method": ["text"] * len(pages)}, schema=PAGES_SCHEMA))
-    write_table_atomic(coll / "docs.parquet", pa.table({
-        "doc_id": ids, "path": ids, "sha256": ["0" * 64] * 9, "n_pages": pa.array([3] * 9, pa.int32()),
-        "n_bytes": pa.array([1] * 9, pa.int64()), "source": ["t"] * 9, "status": ["ok"] * 9, "error": [None] * 9},
-        schema=DOCS_SCHEMA))
+    write_table_atomic(
+        coll / "pages.parquet",
+        pa.table(
+            {
+                "doc_id": [r[0] for r in pages],
+                "page": pa.array([r[1] for r in pages], pa.int32()),
+                "text": [r[2] for r in pages],
+                "n_chars": pa.array([len(r[2]) for r in pages], pa.int32()),
+                "method": ["text"] * len(pages),
+            },
+            schema=PAGES_SCHEMA,
+        ),
+    )
+    write_table_atomic(
+        coll / "docs.parquet",
+        pa.table(
+            {
+                "doc_id": ids,
+                "path": ids,
+                "sha256": ["0" * 64] * 9,
+                "n_pages": pa.array([3] * 9, pa.int32()),
+                "n_bytes": pa.array([1] * 9, pa.int64()),
+                "source": ["t"] * 9,
+                "status": ["ok"] * 9,
+                "error": [None] * 9,
+            },
+            schema=DOCS_SCHEMA,
+        ),
+    )
     bench = tmp_path / "bench"
     bench.mkdir()
-    jsonl(bench / "corpus.jsonl", [{"doc_id": d, "path": d, "source": "t", "sha256": "0" * 64, "n_pages": 3,
-                                    "n_bytes": 1} for d in ids])
-    jsonl(bench / "queries.jsonl", [
-        {"qid": "q1", "conditions": ["Alpha", "Beta"], "aliases": {},
-         "forms": {"raw": "Alpha Beta", "clean_v2": '"Alpha"; "Beta"',
-                   "natural": 'Find the document that discusses "Alpha" and "Beta".'}},
-        {"qid": "q2", "conditions": ["Gamma", "Delta", "Eps"], "aliases": {}, "forms": {}},
-    ])
-    q1 = [("pkg/doc0.pdf", {"Alpha": [1], "Beta": [2]}), ("pkg/doc1.pdf", {"Alpha": [3]}),
-          ("pkg/doc2.pdf", {"Beta": [1]}), ("pkg/doc3.pdf", {"Alpha": [2], "Beta": []}),
-          ("pkg/doc4.pdf", {"Beta": [3]}), ("pkg/doc5.pdf", {"Alpha": [1], "Beta": [3]})]
-    rows = [{"qid": "q1", "doc_id": d, "grade": sum(bool(v) for v in p.values()),
-             "label": "gold" if all(p.get(c) for c in ("Alpha", "Beta")) else "partial", "pages": p} for d, p in q1]
+    jsonl(
+        bench / "corpus.jsonl",
+        [{"doc_id": d, "path": d, "source": "t", "sha256": "0" * 64, "n_pages": 3, "n_bytes": 1} for d in ids],
+    )
+    jsonl(
+        bench / "queries.jsonl",
+        [
+            {
+                "qid": "q1",
+                "conditions": ["Alpha", "Beta"],
+                "aliases": {},
+                "forms": {
+                    "raw": "Alpha Beta",
+                    "clean_v2": '"Alpha"; "Beta"',
+                    "natural": 'Find the document that discusses "Alpha" and "Beta".',
+                },
+            },
+            {"qid": "q2", "conditions": ["Gamma", "Delta", "Eps"], "aliases": {}, "forms": {}},
+        ],
+    )
+    q1 = [
+        ("pkg/doc0.pdf", {"Alpha": [1], "Beta": [2]}),
+        ("pkg/doc1.pdf", {"Alpha": [3]}),
+        ("pkg/doc2.pdf", {"Beta": [1]}),
+        ("pkg/doc3.pdf", {"Alpha": [2], "Beta": []}),
+        ("pkg/doc4.pdf", {"Beta": [3]}),
+        ("pkg/doc5.pdf", {"Alpha": [1], "Beta": [3]}),
+    ]
+    rows = [
+        {
+            "qid": "q1",
+            "doc_id": d,
+            "grade": sum(bool(v) for v in p.values()),
+            "label": "gold" if all(p.get(c) for c in ("Alpha", "Beta")) else "partial",
+            "pages": p,
+        }
+        for d, p in q1
+    ]
     rows += [{"qid": "q2", "doc_id": "pkg/doc6.pdf", "grade": 1, "label": "partial", "pages": {"Gamma": [1]}}]
     jsonl(bench / "qrels.jsonl", rows)
     return bench, coll

@@ -17,15 +17,30 @@ def app():  # noqa: ANN201 - the real nclue Typer app
 
 def test_help_has_examples(app):
     runner = CliRunner()
-    for cmd in (["coverage", "--help"], ["coverage", "freeze", "--help"], ["coverage", "evaluate", "--help"],
-                ["coverage", "adapt", "--help"]):
+    for cmd in (
+        ["coverage", "--help"],
+        ["coverage", "freeze", "--help"],
+        ["coverage", "evaluate", "--help"],
+        ["coverage", "adapt", "--help"],
+    ):
         result = runner.invoke(app, cmd)
         assert result.exit_code == 0 and "Example" in result.output
 
 
 def test_evaluate_without_freeze_is_refused(app, task_dir, tmp_path):
-    result = CliRunner().invoke(app, ["coverage", "evaluate", str(task_dir), str(tmp_path / "none"),
-                                      "--judgments", str(task_dir / "judgments.jsonl"), "-o", str(tmp_path / "o")])
+    result = CliRunner().invoke(
+        app,
+        [
+            "coverage",
+            "evaluate",
+            str(task_dir),
+            str(tmp_path / "none"),
+            "--judgments",
+            str(task_dir / "judgments.jsonl"),
+            "-o",
+            str(tmp_path / "o"),
+        ],
+    )
     assert result.exit_code == 2 and "no freeze found" in result.output
 
 
@@ -34,13 +49,25 @@ def test_freeze_and_evaluate_with_onnx_and_st_cross_check(app, task_dir, tmp_pat
     """Real MiniLM through ONNX Runtime; the sentence-transformers (torch) freeze gives the same rankings."""
     runner = CliRunner()
     for kind in ("onnx", "torch"):
-        result = runner.invoke(app, ["coverage", "freeze", str(task_dir), "-o", str(tmp_path / kind),
-                                     "--encoder", kind])
+        result = runner.invoke(
+            app, ["coverage", "freeze", str(task_dir), "-o", str(tmp_path / kind), "--encoder", kind]
+        )
         assert result.exit_code == 0, result.output
     onnx_rankings = (tmp_path / "onnx" / "rankings.jsonl").read_text()
     assert onnx_rankings == (tmp_path / "torch" / "rankings.jsonl").read_text()
-    result = runner.invoke(app, ["coverage", "evaluate", str(task_dir), str(tmp_path / "onnx"),
-                                 "--judgments", str(task_dir / "judgments.jsonl"), "-o", str(tmp_path / "out")])
+    result = runner.invoke(
+        app,
+        [
+            "coverage",
+            "evaluate",
+            str(task_dir),
+            str(tmp_path / "onnx"),
+            "--judgments",
+            str(task_dir / "judgments.jsonl"),
+            "-o",
+            str(tmp_path / "out"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["splits"]["all"]["tasks"] == 7

@@ -45,8 +45,11 @@ def test_freeze_is_deterministic_and_evaluate_scores_it(task_dir, tmp_path, enco
     assert {"select/selectors.py", "select/objective.py"} <= set(m1["code"])
     summary = evaluate(task_dir, tmp_path / "f1", task_dir / "judgments.jsonl", tmp_path / "out").to_json()
     assert set(summary["splits"]) == {"all", "operations", "policy"}
-    assert set(summary["splits"]["all"]["effects"]) == {"coverage-minus-dense", "gated-minus-dense",
-                                                        "gated-minus-coverage"}
+    assert set(summary["splits"]["all"]["effects"]) == {
+        "coverage-minus-dense",
+        "gated-minus-dense",
+        "gated-minus-coverage",
+    }
     oracle = summary["splits"]["all"]["methods"]["oracle"]
     for name in ("dense", "coverage", "gated"):
         assert summary["splits"]["all"]["methods"][name]["coverage"] <= oracle["coverage"] + 1e-12

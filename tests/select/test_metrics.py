@@ -64,16 +64,25 @@ def test_bootstrap_equals_a_direct_resampling_of_tasks():
 
 
 def test_tables_render_markdown_and_latex():
-    md = render(case_table(["3", "7"], {"3": "a_b", "7": "c"}, {"3": 2.5, "7": 0.0}, {"3": [1, 2], "7": [2]}),
-                "markdown")
+    md = render(
+        case_table(["3", "7"], {"3": "a_b", "7": "c"}, {"3": 2.5, "7": 0.0}, {"3": [1, 2], "7": [2]}), "markdown"
+    )
     assert "| 1 / 3 | a_b | 2.5 | 1, 2 | 1, 2 |" in md
     assert "| 2 / 7 | c | 0 | 2 | None |" in md
     tex = render(Table(("A", "B"), (("x_1", "50%"),)), "latex")
     assert r"x\_1 & 50\% \\" in tex and r"\toprule" in tex
-    summary = {"ndcg": 0.5, "coverage": 0.25, "redundancy": 0.0, "pair_cosine": 0.1, "no_obligation": 2.0,
-               "lost": 1, "gained": 3}
+    summary = {
+        "ndcg": 0.5,
+        "coverage": 0.25,
+        "redundancy": 0.0,
+        "pair_cosine": 0.1,
+        "no_obligation": 2.0,
+        "lost": 1,
+        "gained": 3,
+    }
     assert "| Dense | 0.5000 | 0.2500 | 0.0000 | 0.1000 | 2.0000 | 1 / 3 |" in render(
-        results_table({"dense": summary}), "markdown")
+        results_table({"dense": summary}), "markdown"
+    )
 
 
 def test_case_table_shortens_path_like_id_titles():

@@ -19,10 +19,13 @@ def brute_force(grade, agreed, ids, k):
         cover = int(agreed[list(subset)].any(axis=0).sum())
         gains = sorted((float(grade[i]) for i in subset), reverse=True)
         dcg = sum(g / math.log2(r + 2) for r, g in enumerate(gains))
-        tie = tuple(sorted((id_key(ids[i]) for i in subset)))
+        tie = tuple(sorted(id_key(ids[i]) for i in subset))
         key = (cover, dcg)
-        if best is None or key[0] > best[0][0] or (key[0] == best[0][0] and dcg > best[0][1] + 1e-12) or (
-            key[0] == best[0][0] and abs(dcg - best[0][1]) <= 1e-12 and tie < best[1]
+        if (
+            best is None
+            or key[0] > best[0][0]
+            or (key[0] == best[0][0] and dcg > best[0][1] + 1e-12)
+            or (key[0] == best[0][0] and abs(dcg - best[0][1]) <= 1e-12 and tie < best[1])
         ):
             best = (key, tie, subset)
     ranked = sorted(best[2], key=lambda i: (-float(grade[i]), id_key(ids[i])))

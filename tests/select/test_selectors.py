@@ -17,8 +17,9 @@ def unit(x: np.ndarray) -> np.ndarray:
 def random_task(seed: int, n: int = 14, m: int = 3, dim: int = 8) -> TaskVectors:
     rng = np.random.default_rng(seed)
     ids = tuple(str(i) for i in rng.choice(1000, size=n, replace=False))
-    return TaskVectors("t", ids, unit(rng.normal(size=dim)), unit(rng.normal(size=(m, dim))),
-                       unit(rng.normal(size=(n, dim))))
+    return TaskVectors(
+        "t", ids, unit(rng.normal(size=dim)), unit(rng.normal(size=(m, dim))), unit(rng.normal(size=(n, dim)))
+    )
 
 
 def test_dense_is_question_cosine_order_with_numeric_id_ties():
@@ -42,11 +43,19 @@ def test_gated_prefers_a_relevant_document_covering_a_missing_requirement():
     # requirement 1 along x, requirement 2 along y; question in between.
     q = unit(np.array([1.0, 1.0, 0.0]))
     reqs = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
-    docs = unit(np.array([
-        [1.0, 0.05, 0.2], [1.0, 0.1, 0.2], [1.0, 0.0, 0.25], [1.0, 0.02, 0.2], [1.0, 0.04, 0.2],  # all requirement 1
-        [0.3, 1.0, 0.2],  # the only requirement-2 document, still related to the question
-        [0.0, 0.0, 1.0],  # irrelevant
-    ]))
+    docs = unit(
+        np.array(
+            [
+                [1.0, 0.05, 0.2],
+                [1.0, 0.1, 0.2],
+                [1.0, 0.0, 0.25],
+                [1.0, 0.02, 0.2],
+                [1.0, 0.04, 0.2],  # all requirement 1
+                [0.3, 1.0, 0.2],  # the only requirement-2 document, still related to the question
+                [0.0, 0.0, 1.0],  # irrelevant
+            ]
+        )
+    )
     tv = TaskVectors("t", tuple(str(i) for i in range(7)), q, reqs, docs)
     assert "5" in run_selector("gated", tv, 5)
     assert "6" not in run_selector("gated", tv, 5)

@@ -36,12 +36,15 @@ def test_example_set_loads_with_two_judges(task_dir):
 
 def test_agreed_means_every_judge(tmp_path):
     write(tmp_path / "tasks.jsonl", [{"task_id": "t", "question": "q", "requirements": ["a", "b"], "pool": ["1", "2"]}])
-    write(tmp_path / "j.jsonl", [
-        {"task_id": "t", "doc_id": "1", "judge": "A", "grade": 3, "requirements": [1, 2]},
-        {"task_id": "t", "doc_id": "1", "judge": "B", "grade": 2, "requirements": [2]},
-        {"task_id": "t", "doc_id": "2", "judge": "A", "grade": 0, "requirements": []},
-        {"task_id": "t", "doc_id": "2", "judge": "B", "grade": 1, "requirements": [1]},
-    ])
+    write(
+        tmp_path / "j.jsonl",
+        [
+            {"task_id": "t", "doc_id": "1", "judge": "A", "grade": 3, "requirements": [1, 2]},
+            {"task_id": "t", "doc_id": "1", "judge": "B", "grade": 2, "requirements": [2]},
+            {"task_id": "t", "doc_id": "2", "judge": "A", "grade": 0, "requirements": []},
+            {"task_id": "t", "doc_id": "2", "judge": "B", "grade": 1, "requirements": [1]},
+        ],
+    )
     lab = load_judgments(tmp_path / "j.jsonl", load_tasks(tmp_path))["t"]
     assert lab.grade.tolist() == [2.5, 0.5]
     assert lab.agreed.tolist() == [[False, True], [False, False]]

@@ -40,7 +40,9 @@ def sdr_single_doc(weights: np.ndarray) -> tuple[float, np.ndarray]:
     return float(total[0]), assigned[0]
 
 
-SCORES = st.floats(min_value=0.0, max_value=4.0, allow_nan=False, width=32).map(lambda x: 0.0 if x < 0.8 else round(x, 2))
+SCORES = st.floats(min_value=0.0, max_value=4.0, allow_nan=False, width=32).map(
+    lambda x: 0.0 if x < 0.8 else round(x, 2)
+)
 
 
 @st.composite
@@ -111,5 +113,5 @@ def test_doc_topk_matches_sorting(sizes: list[int], data) -> None:  # noqa: ANN0
         idx = np.flatnonzero((page_doc == d) & (scores > 0))
         expected = sorted(idx.tolist(), key=lambda i: (-scores[i], i))[:3]
         assert r[: len(expected)].tolist() == expected
-        assert np.all(r[len(expected):] == -1) and np.all(v[len(expected):] == 0)
+        assert np.all(r[len(expected) :] == -1) and np.all(v[len(expected) :] == 0)
         assert v[: len(expected)].tolist() == pytest.approx(scores[expected].tolist())

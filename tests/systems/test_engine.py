@@ -64,7 +64,9 @@ def test_distinct_evidence_is_a_valid_optimal_assignment(workspace, conds) -> No
         for c in conds:
             for page in doc.evidence[c]:
                 terms = set(analyzer.terms(c))
-                assert terms & set(analyzer.terms(store.page_text(doc.doc_id, page))), f"{doc.doc_id} p.{page} lacks {c!r}"
+                assert terms & set(analyzer.terms(store.page_text(doc.doc_id, page))), (
+                    f"{doc.doc_id} p.{page} lacks {c!r}"
+                )
         # independent optimum: Hungarian on the document's full condition × page matrix
         block = matrix[:, start:stop].astype(np.float64)
         r, c = linear_sum_assignment(block, maximize=True)

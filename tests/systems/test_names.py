@@ -46,7 +46,9 @@ def test_canonical_spacing() -> None:
     assert canonical("rrf(bm25.and,bm25.decompose(distinct))") == "rrf(bm25.and, bm25.decompose(distinct))"
 
 
-@pytest.mark.parametrize("bad", ["", "bm25", "rrf(", "bm25.joint)", "x(a=1, b)", "bm25.x(a.b)", "bm25.joint@natural", "dense:e5"])
+@pytest.mark.parametrize(
+    "bad", ["", "bm25", "rrf(", "bm25.joint)", "x(a=1, b)", "bm25.x(a.b)", "bm25.joint@natural", "dense:e5"]
+)
 def test_bad_names_raise(bad: str) -> None:
     with pytest.raises(NclueError):
         parse_name(bad)

@@ -39,7 +39,11 @@ def test_run_matches_by_sha256_and_writes_formats(workspace, tmp_path: Path) -> 
     assert m.matched_by_sha256 == len(workspace.pages.doc_ids) - 1
     assert len(m.unmatched_collection) == 1 and m.missing_release == ["not-in-collection"]
     assert "by sha256" in report.summary()
-    expected_names = {"bm25.joint@natural", "bm25.decompose(distinct)@natural", "rrf(bm25.and, bm25.decompose(distinct))@natural"}
+    expected_names = {
+        "bm25.joint@natural",
+        "bm25.decompose(distinct)@natural",
+        "rrf(bm25.and, bm25.decompose(distinct))@natural",
+    }
     assert set(report.runs) == expected_names
     assert {p.name for p in report.files} == {f"{n}.{ext}" for n in expected_names for ext in ("trec", "jsonl")}
     dropped = sorted(workspace.store.doc_sha256)[0]
@@ -65,7 +69,10 @@ def test_run_matches_by_sha256_and_writes_formats(workspace, tmp_path: Path) -> 
 def test_failed_queries_are_counted(workspace, tmp_path: Path) -> None:  # noqa: ANN001
     bench = tmp_path / "bench"
     bench.mkdir()
-    write_jsonl(bench / "queries.jsonl", [{"qid": "a", "conditions": ["the", "of"]}, {"qid": "b", "conditions": ["verse", "stanza"]}])
+    write_jsonl(
+        bench / "queries.jsonl",
+        [{"qid": "a", "conditions": ["the", "of"]}, {"qid": "b", "conditions": ["verse", "stanza"]}],
+    )
     report = run_systems(bench, workspace, ["bm25.decompose(min)"])
     assert list(report.failed["bm25.decompose(min)"]) == ["a"]
     assert report.runs["bm25.decompose(min)"].rankings["a"] == []

@@ -49,7 +49,12 @@ def render_card(manifest: dict[str, Any], tables: dict[str, dict[str, int]], exa
     ]
     for title, values in tables.items():
         lines += _table(title, values)
-    lines += ["## Controls (privileged; never ranked with fair systems)", "", "| run | n-Clue@10 | Gold Hit@10 |", "|---|---:|---:|"]
+    lines += [
+        "## Controls (privileged; never ranked with fair systems)",
+        "",
+        "| run | n-Clue@10 | Gold Hit@10 |",
+        "|---|---:|---:|",
+    ]
     for name, score in manifest["controls"].items():
         lines.append(f"| {name} | {score['nclue@10']:.1f} | {score['gold_hit@10']:.1f} |")
     lines += ["", "## Ten example queries", ""]

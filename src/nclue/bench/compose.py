@@ -77,7 +77,10 @@ def evaluate(inventory: Inventory, conditions: tuple[int, ...], max_golds: int) 
     golds = tuple(d for d, lab in labels.items() if lab == "gold")
     if not golds or len(golds) == len(labels) or len(golds) > max_golds:
         return None
-    topicality = [len(inventory.pages[c]) / max(1, inventory.conditions[c].mention_df, len(inventory.pages[c])) for c in conditions]
+    topicality = [
+        len(inventory.pages[c]) / max(1, inventory.conditions[c].mention_df, len(inventory.pages[c]))
+        for c in conditions
+    ]
     quality = -math.log(len(golds)) + sum(math.log(t) for t in topicality) / n
     return Item(conditions=conditions, docs=docs, labels=labels, quality=quality, golds=golds, assignments=assignments)
 
@@ -187,7 +190,7 @@ def select_gated(
         def probe(item: Item) -> bool:
             if known(item):
                 return gate(item)
-            missing.append(item)
+            missing.append(item)  # noqa: B023 - probe is called by select() within this iteration
             return True
 
         select(items, params, probe)

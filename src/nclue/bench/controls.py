@@ -92,7 +92,10 @@ def build_controls(
         rng = np.random.default_rng([seed, index])
         perm = rng.permutation(len(inventory.doc_ids))[:DEPTH]
         runs["baseline.random"].append(
-            {"qid": qid, "docs": [{"doc_id": inventory.doc_ids[int(d)], "score": float(DEPTH - r)} for r, d in enumerate(perm)]}
+            {
+                "qid": qid,
+                "docs": [{"doc_id": inventory.doc_ids[int(d)], "score": float(DEPTH - r)} for r, d in enumerate(perm)],
+            }
         )
         runs["baseline.frequency_prior"].append({"qid": qid, "docs": prior})
     return runs

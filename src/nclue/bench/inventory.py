@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nclue.bench.text import ENGLISH_STOPWORDS, FOREIGN_WORDS, STOPWORDS, s_stem, split_pages, tokenize_document
 from nclue.bench.params import MineParams
+from nclue.bench.text import ENGLISH_STOPWORDS, FOREIGN_WORDS, STOPWORDS, s_stem, split_pages, tokenize_document
 from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 
@@ -112,7 +112,9 @@ def _tokenize_store(store: PageStore, tick: Callable[[int], None]) -> tuple[_Tok
         start, stop = int(offsets[d]), int(offsets[d + 1])
         pages = tokenize_document(split_pages(texts[start:stop]))
         for k, pt in enumerate(pages):
-            ids.append(np.fromiter((vocab.setdefault(w, len(vocab)) for w in pt.words), dtype=np.int32, count=len(pt.words)))
+            ids.append(
+                np.fromiter((vocab.setdefault(w, len(vocab)) for w in pt.words), dtype=np.int32, count=len(pt.words))
+            )
             brks.append(pt.brk)
             hyphs.append(pt.hyph)
             heads.append(pt.head)
@@ -229,19 +231,21 @@ def mine(
     n_tok = len(tokens.orig)
     lower = [w.lower() for w in surface]
     norm_vocab: dict[str, int] = {"": 0}
-    norm_of = np.fromiter((norm_vocab.setdefault(s_stem(w), len(norm_vocab)) for w in lower), dtype=np.int64, count=len(lower))
+    norm_of = np.fromiter(
+        (norm_vocab.setdefault(s_stem(w), len(norm_vocab)) for w in lower), dtype=np.int64, count=len(lower)
+    )
     norm_words = [""] * len(norm_vocab)
     for w, i in norm_vocab.items():
         norm_words[i] = w
-    content = np.array(
-        [len(w) >= params.min_word_len and w not in STOPWORDS for w in lower], dtype=bool
-    )
+    content = np.array([len(w) >= params.min_word_len and w not in STOPWORDS for w in lower], dtype=bool)
     is_of = np.array([w == "of" for w in lower], dtype=bool)
 
     acronyms = _acronym_pairs(store.texts)
     vsize = np.int64(len(norm_vocab) + 1)
     if int(vsize) ** params.max_n >= 2**62:
-        raise NclueError(f"{store.root}: {int(vsize)} distinct words are too many for int64 {params.max_n}-gram keys; build from a smaller collection")
+        raise NclueError(
+            f"{store.root}: {int(vsize)} distinct words are too many for int64 {params.max_n}-gram keys; build from a smaller collection"
+        )
 
     def key_of(words: tuple[str, ...]) -> int | None:
         ids = [norm_vocab.get(w) for w in words]
@@ -279,7 +283,9 @@ def mine(
             if w in surface_index:
                 acro_key[surface_index[w]] = k
 
-    keys, starts, lens = ngram_occurrences(norm, cont, ofw, tokens.brk, tokens.row, acro_key[orig], int(vsize), params.max_n)
+    keys, starts, lens = ngram_occurrences(
+        norm, cont, ofw, tokens.brk, tokens.row, acro_key[orig], int(vsize), params.max_n
+    )
     rows = tokens.row[starts]
     heads = tokens.head[starts]
     hends = tokens.hend[starts + lens - 1]
@@ -353,7 +359,11 @@ def mine(
 
     chosen_arr = np.array(chosen, dtype=np.int64)
     pos = np.searchsorted(chosen_arr, p_key) if len(chosen_arr) else np.zeros(len(p_key), dtype=np.int64)
-    hit = (pos < len(chosen_arr)) & (chosen_arr[np.minimum(pos, max(len(chosen_arr) - 1, 0))] == p_key) if len(chosen_arr) else np.zeros(len(p_key), dtype=bool)
+    hit = (
+        (pos < len(chosen_arr)) & (chosen_arr[np.minimum(pos, max(len(chosen_arr) - 1, 0))] == p_key)
+        if len(chosen_arr)
+        else np.zeros(len(p_key), dtype=bool)
+    )
     pages_of: list[dict[int, list[int]]] = [defaultdict(list) for _ in chosen]
     page_number = store.page_number
     for ci, r in zip(pos[hit & establish].tolist(), p_row[hit & establish].tolist()):
@@ -392,7 +402,9 @@ def mine(
     page_sets = [page_sets[i] for i in order_c]
     conditions, page_sets = _dedupe_names(conditions, page_sets)
     n_pages = np.diff(store.doc_offsets).astype(np.int64)
-    return Inventory(doc_ids=store.doc_ids.tolist(), n_pages=n_pages, conditions=conditions, pages=page_sets, params=params)
+    return Inventory(
+        doc_ids=store.doc_ids.tolist(), n_pages=n_pages, conditions=conditions, pages=page_sets, params=params
+    )
 
 
 def _surface_forms(

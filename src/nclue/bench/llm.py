@@ -43,7 +43,7 @@ class LLMConfig:
     timeout_s: float = 60.0
 
     @classmethod
-    def from_env(cls, url: str | None = None, model: str | None = None, key: str | None = None) -> "LLMConfig":
+    def from_env(cls, url: str | None = None, model: str | None = None, key: str | None = None) -> LLMConfig:
         return cls(
             url=url or os.environ.get("NCLUE_LLM_URL"),
             model=model or os.environ.get("NCLUE_LLM_MODEL"),
@@ -104,7 +104,9 @@ def chat(config: LLMConfig, prompt: str) -> str:
 class LLMGate:
     """Callable gate ``item → bool`` backed by the response cache."""
 
-    def __init__(self, inventory: Inventory, store: PageStore, config: LLMConfig, cache: ResponseCache, max_pages: int = 3) -> None:
+    def __init__(
+        self, inventory: Inventory, store: PageStore, config: LLMConfig, cache: ResponseCache, max_pages: int = 3
+    ) -> None:
         self.inventory = inventory
         self.store = store
         self.config = config

@@ -60,5 +60,3 @@ class BuildOptions:
     llm_model: str | None = None
     llm_key: str | None = None
     llm_cache: Path | None = None
-
-

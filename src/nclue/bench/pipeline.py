@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +30,10 @@ from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 from nclue.io import atomic_write_text, dumps_canonical, sha256_bytes, write_json, write_jsonl
 from nclue.query import render_forms
-from nclue.release import Release
+from nclue.release import BEIR_QRELS, CORPUS_FILE, QRELS_FILE, QUERIES_FILE, Release
 from nclue.types import CorpusDoc, Judgment, Query
 
-RELEASE_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.jsonl", "inventory.jsonl", "MANIFEST.json", "README.md", "SHA256SUMS")
+RELEASE_FILES = (CORPUS_FILE, QUERIES_FILE, QRELS_FILE, "inventory.jsonl", "MANIFEST.json", "README.md", "SHA256SUMS")
 
 Tick = Callable[[str, int, int | None], None]
 
@@ -74,20 +74,24 @@ def _collection_id(store: PageStore) -> str:
 
 
 def _clear(out: Path) -> None:
-    for name in RELEASE_FILES + ("qrels/test.tsv",):
+    for name in (*RELEASE_FILES, str(BEIR_QRELS)):
         (out / name).unlink(missing_ok=True)
     for path in sorted((out / "controls").glob("*.jsonl")) if (out / "controls").is_dir() else []:
         path.unlink()
 
 
-def build(collection: str | Path, out: str | Path, options: BuildOptions = BuildOptions(), tick: Tick = _no_tick) -> BuildSummary:
+def build(
+    collection: str | Path, out: str | Path, options: BuildOptions = BuildOptions(), tick: Tick = _no_tick
+) -> BuildSummary:
     """Build a benchmark release from ``collection`` into ``out`` (see module docstring)."""
     if options.judge not in JUDGES:
         raise NclueError(f"unknown judge {options.judge!r}; choose one of {', '.join(JUDGES)}")
     store = PageStore.open(collection)
     n_docs = len(store.doc_ids)
     if store.n_pages == 0 or n_docs == 0:
-        raise NclueError(f"{collection}: the collection has no pages; ingest PDFs first with `nclue ingest PDF_DIR {collection}`")
+        raise NclueError(
+            f"{collection}: the collection has no pages; ingest PDFs first with `nclue ingest PDF_DIR {collection}`"
+        )
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
 
@@ -186,8 +190,14 @@ def _corpus_rows(store: PageStore) -> list[CorpusDoc]:
         if r["status"] != "ok" or r["doc_id"] not in store.doc_index:
             continue
         rows.append(
-            CorpusDoc(r["doc_id"], n_pages=int(r["n_pages"]), path=r["path"], source=r["source"], sha256=r["sha256"],
-                      n_bytes=int(r["n_bytes"]))
+            CorpusDoc(
+                r["doc_id"],
+                n_pages=int(r["n_pages"]),
+                path=r["path"],
+                source=r["source"],
+                sha256=r["sha256"],
+                n_bytes=int(r["n_bytes"]),
+            )
         )
     return rows
 
@@ -196,7 +206,14 @@ def _inventory_rows(inventory: Inventory) -> list[dict[str, Any]]:
     rows = []
     for cond, pages in zip(inventory.conditions, inventory.pages):
         for d, p in sorted(pages.items(), key=lambda kv: inventory.doc_ids[kv[0]]):
-            rows.append({"condition": cond.name, "aliases": list(cond.aliases), "doc_id": inventory.doc_ids[d], "pages": list(p)})
+            rows.append(
+                {
+                    "condition": cond.name,
+                    "aliases": list(cond.aliases),
+                    "doc_id": inventory.doc_ids[d],
+                    "pages": list(p),
+                }
+            )
     return rows
 
 

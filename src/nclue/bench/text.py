@@ -78,7 +78,9 @@ _WORD_OR_BREAK = re.compile(r"\\[A-Za-z@]+|[^\W\d_]+(?:'[^\W\d_]+)?|[-\u00ad\uff
 _DIGITS = re.compile(r"[0-9ivxlcdm]+\b|[0-9]+")
 _SPACES = re.compile(r"\s+")
 _DOT_LEADER = re.compile(r"(?:\.\s?){3,}|(?:\s\.){3,}")
-_ENDS_IN_PAGE = re.compile(r"(?:[A-Za-z)\]’'\"”]\s*[,:]?\s+|,\s*)(?:[0-9]{1,4}|[ivxlc]{1,6})(?:\s*[,–-]\s*[0-9]{1,4})*\s*$")
+_ENDS_IN_PAGE = re.compile(
+    r"(?:[A-Za-z)\]’'\"”]\s*[,:]?\s+|,\s*)(?:[0-9]{1,4}|[ivxlc]{1,6})(?:\s*[,–-]\s*[0-9]{1,4})*\s*$"
+)
 _NUMBERED = re.compile(
     r"^\s*(?:(?:chapter|appendix|part|section)\s+[0-9A-Z]{1,3}[:.]?\s+|[0-9]{1,2}(?:\.[0-9]{1,2}){0,3}\.?\s+|[A-Z]\.[0-9]{1,2}(?:\.[0-9]{1,2})*\.?\s+)"
     r"([A-Z][^\\{}=$%&#_^]{1,80})$",

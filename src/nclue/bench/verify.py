@@ -5,7 +5,7 @@ path; :func:`write_sums` writes it and :func:`check_sums` re-checks it. Nothing 
 machine-dependent is written into a release, so two builds with the same inputs and seed
 have identical ``SHA256SUMS``. :func:`verify` re-derives every label
 (:mod:`nclue.bench.validate`) and scores the privileged controls with the scorer
-(:mod:`nclue.evaluate`): ``oracle.surface_and`` must score 100 and
+(:mod:`nclue.scoring`): ``oracle.surface_and`` must score 100 and
 ``oracle.single_page_and`` 0 (``docs/construction.md#controls``).
 """
 
@@ -56,14 +56,16 @@ def check_sums(root: Path) -> list[str]:
 
 
 def control_scores(root: Path, release: Release | None = None) -> dict[str, dict[str, float]]:
-    """n-Clue@10 and Gold Hit@10 of every run under ``controls/``, scored by :mod:`nclue.evaluate`."""
-    from nclue.evaluate import Benchmark, load_run, score_runs, summarise
+    """n-Clue@10 and Gold Hit@10 of every run under ``controls/``, scored by :mod:`nclue.scoring`."""
+    from nclue.scoring import Benchmark, load_run, score_runs, summarise
 
     paths = sorted((root / CONTROL_DIR).glob("*.jsonl")) if (root / CONTROL_DIR).is_dir() else []
     if not paths:
         return {}
     bench = Benchmark.from_release(release or Release.open(root, require_qrels=True))
-    table = summarise(score_runs(bench, [load_run(p, bench) for p in paths], k=10), metrics=("n_clue_score", "gold_hit"))
+    table = summarise(
+        score_runs(bench, [load_run(p, bench) for p in paths], k=10), metrics=("n_clue_score", "gold_hit")
+    )
     return {
         name: {"nclue@10": round(float(v["n_clue_score"]), 4), "gold_hit@10": round(float(v["gold_hit"]), 4)}
         for name, v in table.items()

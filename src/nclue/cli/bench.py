@@ -30,15 +30,23 @@ def build(
     seed: int = typer.Option(_COMPOSE.seed, "--seed", help="Seed for candidate generation and selection."),
     judge: Judge = typer.Option(Judge(_BUILD.judge), "--judge", help="offline | embedding | llm."),
     min_df: int = typer.Option(_MINE.min_df, "--min-df", min=1, help="Minimum documents establishing a condition."),
-    max_df_frac: float = typer.Option(_MINE.max_df_frac, "--max-df-frac", min=0.0, max=1.0,
-                                      help="Maximum share of documents establishing a condition."),
+    max_df_frac: float = typer.Option(
+        _MINE.max_df_frac,
+        "--max-df-frac",
+        min=0.0,
+        max=1.0,
+        help="Maximum share of documents establishing a condition.",
+    ),
     max_golds: int = typer.Option(_COMPOSE.max_golds, "--max-golds", min=1, help="Most golds a (rare) query may have."),
-    max_condition_reuse: int = typer.Option(_COMPOSE.max_condition_reuse, "--max-condition-reuse", min=1,
-                                            help="Most queries per condition."),
-    max_gold_reuse: int = typer.Option(_COMPOSE.max_gold_reuse, "--max-gold-reuse", min=1,
-                                       help="Most queries per gold document."),
-    embed_threshold: float = typer.Option(_BUILD.embed_threshold, "--embed-threshold", min=-1.0, max=1.0,
-                                          help="Cosine floor of the embedding gate."),
+    max_condition_reuse: int = typer.Option(
+        _COMPOSE.max_condition_reuse, "--max-condition-reuse", min=1, help="Most queries per condition."
+    ),
+    max_gold_reuse: int = typer.Option(
+        _COMPOSE.max_gold_reuse, "--max-gold-reuse", min=1, help="Most queries per gold document."
+    ),
+    embed_threshold: float = typer.Option(
+        _BUILD.embed_threshold, "--embed-threshold", min=-1.0, max=1.0, help="Cosine floor of the embedding gate."
+    ),
     llm_url: str = typer.Option(None, "--llm-url", help="OpenAI-compatible base URL (or NCLUE_LLM_URL)."),
     llm_model: str = typer.Option(None, "--llm-model", help="Model name (or NCLUE_LLM_MODEL)."),
     llm_key: str = typer.Option(None, "--llm-key", help="API key (or NCLUE_LLM_KEY)."),
@@ -59,8 +67,14 @@ def build(
         _BUILD,
         judge=judge.value,
         mine=replace(_MINE, min_df=min_df, max_df_frac=max_df_frac),
-        compose=replace(_COMPOSE, n_queries=queries, seed=seed, max_golds=max_golds,
-                        max_condition_reuse=max_condition_reuse, max_gold_reuse=max_gold_reuse),
+        compose=replace(
+            _COMPOSE,
+            n_queries=queries,
+            seed=seed,
+            max_golds=max_golds,
+            max_condition_reuse=max_condition_reuse,
+            max_gold_reuse=max_gold_reuse,
+        ),
         embed_threshold=embed_threshold,
         llm_url=llm_url,
         llm_model=llm_model,
@@ -86,7 +100,8 @@ def build(
     console.print(
         f"built {summary.out}: {counts['queries']} queries, {counts['qrel_rows']} qrels "
         f"({counts['gold_rows']} gold, {counts['partial_rows']} partial), {counts['conditions_mined']} conditions mined",
-        markup=False, highlight=False,
+        markup=False,
+        highlight=False,
     )
     for name, score in summary.manifest["controls"].items():
         console.print(f"  control {name}: n-Clue@10 {score['nclue@10']:.1f}", markup=False, highlight=False)
@@ -114,7 +129,8 @@ def verify(directory: Path = typer.Argument(..., help="Release directory written
         f"ok {directory}: {c['queries']} queries, {c['qrel_rows']} qrels = Σ union sizes, "
         f"{c['single_page_solvable_golds']} single-page-solvable golds; controls "
         + ", ".join(f"{k} {v['nclue@10']:.1f}" for k, v in scores.items()),
-        markup=False, highlight=False,
+        markup=False,
+        highlight=False,
     )
 
 

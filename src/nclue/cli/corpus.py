@@ -7,10 +7,12 @@ from pathlib import Path
 
 import typer
 
-corpus_app = typer.Typer(help="Bring corpora of real PDFs.\n\nExample: nclue corpus fetch debian-docs ./pdfs",
-                         no_args_is_help=True)
-collection_app = typer.Typer(help="Inspect a collection (page store).\n\nExample: nclue collection info ./coll",
-                             no_args_is_help=True)
+corpus_app = typer.Typer(
+    help="Bring corpora of real PDFs.\n\nExample: nclue corpus fetch debian-docs ./pdfs", no_args_is_help=True
+)
+collection_app = typer.Typer(
+    help="Inspect a collection (page store).\n\nExample: nclue collection info ./coll", no_args_is_help=True
+)
 
 
 class OcrMode(str, Enum):
@@ -48,8 +50,9 @@ def fetch(
 
     console = Console(stderr=True)
     with console.status(f"fetching {recipe} into {dest}"):
-        summary = fetch_recipe(recipe, dest, packages=packages.split(",") if packages else None, mirror=mirror,
-                               suite=suite)
+        summary = fetch_recipe(
+            recipe, dest, packages=packages.split(",") if packages else None, mirror=mirror, suite=suite
+        )
     how = f"fetched {', '.join(summary.fetched)}" if summary.fetched else "all cached, no download"
     typer.echo(
         f"{summary.n_pdfs} PDFs ({summary.n_bytes / 1e6:,.1f} MB, {summary.n_symlinks} via symlinks) "
@@ -85,8 +88,9 @@ def ingest(
 def info(
     collection_dir: Path = typer.Argument(..., help="Collection folder written by `nclue ingest`."),
     fmt: InfoFormat = typer.Option(InfoFormat.table, "--format", help="table or json."),
-    threshold: float = typer.Option(0.98, "--threshold", min=0.0, max=1.0,
-                                    help="Gate: minimum share of usable pages per source."),
+    threshold: float = typer.Option(
+        0.98, "--threshold", min=0.0, max=1.0, help="Gate: minimum share of usable pages per source."
+    ),
     min_chars: int = typer.Option(10, "--min-chars", min=0, help="Non-space characters that make a page usable."),
 ) -> None:
     """Documents, pages, characters, failures by reason and the per-source extraction gate.

@@ -48,8 +48,10 @@ def adapt(
     from nclue.select.adapter import adapt_release
 
     report = adapt_release(bench, collection, out, k=k, distractors=distractors, seed=seed, max_chars=max_chars)
-    typer.echo(f"{report['tasks']} tasks, {report['documents']} documents → {out} "
-               f"({len(report['skipped_small_pools'])} queries skipped: pool < k)")
+    typer.echo(
+        f"{report['tasks']} tasks, {report['documents']} documents → {out} "
+        f"({len(report['skipped_small_pools'])} queries skipped: pool < k)"
+    )
 
 
 def freeze(
@@ -95,8 +97,14 @@ def evaluate(
 
     with Progress(transient=True) as progress:
         bar = progress.add_task("scoring", total=len(load_tasks(tasks)))
-        report = run_evaluate(tasks, freeze_dir, judgments, out, on_missing=on_missing.value,  # type: ignore[arg-type]
-                              on_task=lambda: progress.advance(bar))
+        report = run_evaluate(
+            tasks,
+            freeze_dir,
+            judgments,
+            out,
+            on_missing=on_missing.value,  # type: ignore[arg-type]
+            on_task=lambda: progress.advance(bar),
+        )
     typer.echo(f"scored {report['all'].tasks} tasks → {out / 'results.md'}")
 
 

@@ -10,7 +10,9 @@ from nclue.cli.index import Backend
 
 
 def demo(
-    out: Path = typer.Option(Path("nclue-demo"), "--out", help="Demo directory (PDFs, collection, bench, runs, report)."),
+    out: Path = typer.Option(
+        Path("nclue-demo"), "--out", help="Demo directory (PDFs, collection, bench, runs, report)."
+    ),
     dense_backend: Backend = typer.Option(Backend.onnx, "--dense-backend", help="Encoder backend of the dense index."),
     workers: int = typer.Option(2, "--workers", min=1, help="Ingest processes."),
     queries: int = typer.Option(1000, "--queries", min=1, help="Benchmark size (at most)."),

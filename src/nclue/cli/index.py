@@ -44,8 +44,9 @@ def index(
     b: float = typer.Option(0.75, "--b", min=0.0, max=1.0, help="BM25 b."),
     method: Method = typer.Option(Method.lucene, "--method", help="BM25 variant."),
     dense_backend: Backend = typer.Option(Backend.torch, "--dense-backend", help="Encoder backend."),
-    dense_window: int | None = typer.Option(None, "--dense-window", min=8,
-                                            help="Chunk window in tokens (default: model max - 2)."),
+    dense_window: int | None = typer.Option(
+        None, "--dense-window", min=8, help="Chunk window in tokens (default: model max - 2)."
+    ),
     dense_overlap: int = typer.Option(32, "--dense-overlap", min=0, help="Chunk overlap in tokens."),
     dense_max_chunks: int | None = typer.Option(
         None, "--dense-max-chunks", min=1, help="Keep only each page's first N chunks (default: the whole page)."
@@ -77,11 +78,20 @@ def index(
         try:
             from nclue.index.dense import build_dense_index
         except ModuleNotFoundError as exc:
-            raise NclueError(f"--dense needs the neural extras ({exc.name} missing): pip install 'nclue[neural]'") from None
+            raise NclueError(
+                f"--dense needs the neural extras ({exc.name} missing): pip install 'nclue[neural]'"
+            ) from None
         path = build_dense_index(
-            collection, model_path, backend=dense_backend.value, window=dense_window, overlap=dense_overlap,
-            batch_size=dense_batch_size, dtype=dense_dtype.value, rebuild=rebuild,
-            max_chunks_per_page=dense_max_chunks, progress=True,
+            collection,
+            model_path,
+            backend=dense_backend.value,
+            window=dense_window,
+            overlap=dense_overlap,
+            batch_size=dense_batch_size,
+            dtype=dense_dtype.value,
+            rebuild=rebuild,
+            max_chunks_per_page=dense_max_chunks,
+            progress=True,
         )
         console.print(f"wrote {path}", highlight=False)
 

@@ -25,9 +25,15 @@ def info(model_path: str = typer.Argument("minilm", help=MODEL_ARG)) -> None:
     path = resolve_model_path(model_path)
     layout = read_layout(path)
     identity = model_identity(path)
-    for key, value in (("path", path), ("name", identity.name), ("sha256", identity.sha256), ("key", identity.key),
-                       ("pooling", layout.pooling), ("normalize", str(layout.normalize).lower()),
-                       ("max_seq_length", layout.max_seq_length)):
+    for key, value in (
+        ("path", path),
+        ("name", identity.name),
+        ("sha256", identity.sha256),
+        ("key", identity.key),
+        ("pooling", layout.pooling),
+        ("normalize", str(layout.normalize).lower()),
+        ("max_seq_length", layout.max_seq_length),
+    ):
         typer.echo(f"{key}\t{value}")
 
 

@@ -59,8 +59,12 @@ def reproduce(
             f"of {result.cells_checked} cells differ",
             exit_code=1,
         )
-    console.print(f"✓ reproduced: {result.cells_checked} cells within {tolerance} points; every input hash matches",
-                  style="green", markup=False, highlight=False)
+    console.print(
+        f"✓ reproduced: {result.cells_checked} cells within {tolerance} points; every input hash matches",
+        style="green",
+        markup=False,
+        highlight=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

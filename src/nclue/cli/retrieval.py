@@ -28,7 +28,9 @@ def snippet(text: str, condition: str, width: int = SNIPPET) -> tuple[str, list[
     words = [w for w in re.findall(r"\w\w+", condition.lower())]
     if not words:
         return text[:width].replace("\n", " "), []
-    pattern = re.compile(r"\b(?:" + "|".join(re.escape(w[: max(4, len(w) - 2)]) for w in words) + r")\w*", re.IGNORECASE)
+    pattern = re.compile(
+        r"\b(?:" + "|".join(re.escape(w[: max(4, len(w) - 2)]) for w in words) + r")\w*", re.IGNORECASE
+    )
     first = pattern.search(text)
     centre = first.start() if first else 0
     start = max(0, centre - width // 3)
@@ -129,7 +131,8 @@ def run(
         console.print(
             f"matrix: {len(result.ran)} run(s) produced, {len(result.skipped)} unchanged and skipped; "
             f"manifest {output / 'matrix.json'}",
-            highlight=False, markup=False,
+            highlight=False,
+            markup=False,
         )
         for name, problem in result.failed.items():
             console.print(f"{name}: {problem}", highlight=False, markup=False, style="yellow")

@@ -51,10 +51,14 @@ def evaluate(
     bootstrap: int = typer.Option(1000, "--bootstrap", min=1, max=100_000, help="Bootstrap replicates."),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of every random step."),
     per_query: Path | None = typer.Option(None, "--per-query", help="Write per-query outcomes (JSONL) here."),
-    qrels: Path | None = typer.Option(None, "--qrels", help="Qrels file to use instead of BENCH's (JSONL, BEIR .tsv, TREC)."),
+    qrels: Path | None = typer.Option(
+        None, "--qrels", help="Qrels file to use instead of BENCH's (JSONL, BEIR .tsv, TREC)."
+    ),
     with_strata: bool = typer.Option(False, "--strata", help="Add task-factor strata (n, L_min, |D+|)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the report here instead of stdout."),
-    plot: Path | None = typer.Option(None, "--plot", help="Write the ranked scorecard figure to PLOT.png and PLOT.pdf."),
+    plot: Path | None = typer.Option(
+        None, "--plot", help="Write the ranked scorecard figure to PLOT.png and PLOT.pdf."
+    ),
 ) -> None:
     """Score runs: n-Clue Score, Gold Hit, Gold-NDCG, graded NDCG, M/P/G (percentage points).
 
@@ -62,11 +66,24 @@ def evaluate(
     """
     from nclue.api import evaluate as run_evaluate
 
-    card = run_evaluate(bench, runs, k=k, ci=ci.value, bootstrap=bootstrap, seed=seed, strata=with_strata,
-                        qrels=qrels, per_query=per_query)
-    _warn(list(card.warnings) + [
-        f"run {name}: {count} queries not in the benchmark were ignored" for name, count in card.unknown_qids.items()
-    ])
+    card = run_evaluate(
+        bench,
+        runs,
+        k=k,
+        ci=ci.value,
+        bootstrap=bootstrap,
+        seed=seed,
+        strata=with_strata,
+        qrels=qrels,
+        per_query=per_query,
+    )
+    _warn(
+        list(card.warnings)
+        + [
+            f"run {name}: {count} queries not in the benchmark were ignored"
+            for name, count in card.unknown_qids.items()
+        ]
+    )
     if plot is not None:
         from nclue.report.plots import scorecard_plot
 
@@ -83,11 +100,15 @@ def compare(
     ),
     k: int = typer.Option(10, "-k", "--k", min=1, max=1000, help="Rank cutoff."),
     fmt: Format = typer.Option(Format.table, "--format", help="Output format."),
-    bootstrap: int = typer.Option(1000, "--bootstrap", min=1, max=100_000, help="Bootstrap replicates (family and crossed)."),
+    bootstrap: int = typer.Option(
+        1000, "--bootstrap", min=1, max=100_000, help="Bootstrap replicates (family and crossed)."
+    ),
     draws: int = typer.Option(10000, "--draws", min=1, max=1_000_000, help="Randomization draws."),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of every random step."),
     qrels: Path | None = typer.Option(None, "--qrels", help="Qrels file to use instead of BENCH's."),
-    sensitivity: bool = typer.Option(True, "--sensitivity/--no-sensitivity", help="Shared-document sensitivity analyses."),
+    sensitivity: bool = typer.Option(
+        True, "--sensitivity/--no-sensitivity", help="Shared-document sensitivity analyses."
+    ),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the report here instead of stdout."),
     plot: Path | None = typer.Option(None, "--plot", help="Write the Gold-Hit vs n-Clue delta plane to PLOT.png/.pdf."),
 ) -> None:
@@ -97,8 +118,18 @@ def compare(
     """
     from nclue.api import compare as run_compare
 
-    result = run_compare(bench, base, variants, k=k, bootstrap=bootstrap, draws=draws, seed=seed,
-                         sensitivity=sensitivity, blocks=blocks, qrels=qrels)
+    result = run_compare(
+        bench,
+        base,
+        variants,
+        k=k,
+        bootstrap=bootstrap,
+        draws=draws,
+        seed=seed,
+        sensitivity=sensitivity,
+        blocks=blocks,
+        qrels=qrels,
+    )
     if plot is not None:
         from nclue.report.plots import delta_plane_plot
 

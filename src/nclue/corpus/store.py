@@ -71,7 +71,7 @@ class PageStore:
     pages: pa.Table
 
     @classmethod
-    def open(cls, root: str | os.PathLike[str]) -> "PageStore":
+    def open(cls, root: str | os.PathLike[str]) -> PageStore:
         """Open a collection; raise :class:`NclueError` naming what is missing and how to build it."""
         base = Path(root)
         if not base.is_dir():

@@ -197,7 +197,13 @@ def build_dense_index(
     texts = store.texts
     chunks = chunk_pages(texts, tokenizer, win, int(overlap), max_chunks=max_chunks_per_page)
     encoder = load_encoder(path, backend=backend, batch_size=batch_size, threads=threads)
-    manifest = {**settings, "model_path": str(path), "n_chunks": len(chunks), "dim": int(encoder.dim), "complete": False}
+    manifest = {
+        **settings,
+        "model_path": str(path),
+        "n_chunks": len(chunks),
+        "dim": int(encoder.dim),
+        "complete": False,
+    }
     directory.mkdir(parents=True, exist_ok=True)
     _save_npz(directory / CHUNKS, page=chunks.page, start=chunks.start, end=chunks.end)
     write_json(directory / MANIFEST, manifest)
@@ -209,7 +215,9 @@ def build_dense_index(
     parts = [np.load(shard_dir / f"shard-{i:05d}.npy") for i in range(n_shards)]
     vectors = np.concatenate(parts) if parts else np.zeros((0, manifest["dim"]), dtype=dtype)
     if vectors.shape != (len(chunks), manifest["dim"]):
-        raise NclueError(f"{shard_dir}: shards hold {vectors.shape}, expected {(len(chunks), manifest['dim'])}; rebuild")
+        raise NclueError(
+            f"{shard_dir}: shards hold {vectors.shape}, expected {(len(chunks), manifest['dim'])}; rebuild"
+        )
     _save_npy(directory / VECTORS, vectors.astype(dtype, copy=False))
     write_json(directory / MANIFEST, {**manifest, "complete": True})
     shutil.rmtree(shard_dir)
@@ -302,11 +310,11 @@ def open_index_dir(collection_dir: str | os.PathLike[str], directory: str | os.P
     directory = Path(directory)
     manifest = _read_manifest(directory)
     if manifest is None or not manifest.get("complete"):
-        raise NclueError(
-            f"{directory}: no finished dense index here; build it with `{build_command(collection)}`"
-        )
+        raise NclueError(f"{directory}: no finished dense index here; build it with `{build_command(collection)}`")
     if manifest.get("format") != FORMAT_VERSION:
-        raise NclueError(f"{directory}: dense index format {manifest.get('format')!r} is not {FORMAT_VERSION}; rebuild it")
+        raise NclueError(
+            f"{directory}: dense index format {manifest.get('format')!r} is not {FORMAT_VERSION}; rebuild it"
+        )
     if manifest.get("pages_sha256") != sha256_file(collection / PAGES_FILE):
         raise NclueError(
             f"{directory}: the collection's pages changed since these vectors were built; rebuild with "

@@ -63,7 +63,9 @@ class BM25Params:
         if self.method not in METHODS:
             raise NclueError(f"BM25 variant {self.method!r} is not one of {', '.join(METHODS)}")
         if self.k1 < 0 or not 0 <= self.b <= 1:
-            raise NclueError(f"BM25 parameters out of range: need k1 >= 0 and 0 <= b <= 1, got k1={self.k1}, b={self.b}")
+            raise NclueError(
+                f"BM25 parameters out of range: need k1 >= 0 and 0 <= b <= 1, got k1={self.k1}, b={self.b}"
+            )
 
 
 class Analyzer:
@@ -138,8 +140,14 @@ def _bm25_matrix(tf: sp.csr_matrix, lengths: np.ndarray, params: BM25Params) -> 
     avg = float(lengths.mean()) if n_units and lengths.mean() > 0 else 1.0
     rows = csc.indices
     term_of_entry = np.repeat(np.arange(csc.shape[1]), df)
-    tfc = tfc_fn(tf_array=csc.data.astype(np.float64), l_d=lengths[rows].astype(np.float64), l_avg=avg,
-                 k1=params.k1, b=params.b, delta=params.delta)
+    tfc = tfc_fn(
+        tf_array=csc.data.astype(np.float64),
+        l_d=lengths[rows].astype(np.float64),
+        l_avg=avg,
+        k1=params.k1,
+        b=params.b,
+        delta=params.delta,
+    )
     nonoccurrence = None
     if params.method in ("bm25l", "bm25+"):
         zero = tfc_fn(tf_array=0.0, l_d=avg, l_avg=avg, k1=params.k1, b=params.b, delta=params.delta)
@@ -150,7 +158,9 @@ def _bm25_matrix(tf: sp.csr_matrix, lengths: np.ndarray, params: BM25Params) -> 
     return matrix, nonoccurrence
 
 
-def _save_bm25s(path: Path, matrix: sp.csc_matrix, nonoccurrence: np.ndarray | None, vocab: list[str], params: BM25Params) -> None:
+def _save_bm25s(
+    path: Path, matrix: sp.csc_matrix, nonoccurrence: np.ndarray | None, vocab: list[str], params: BM25Params
+) -> None:
     import bm25s
 
     model = bm25s.BM25(k1=params.k1, b=params.b, delta=params.delta, method=params.method)
@@ -213,8 +223,11 @@ def build_lexical_index(
         meta = {
             "format": FORMAT_VERSION,
             "params": asdict(params),
-            "analyzer": {"token_pattern": _TOKEN_PATTERN.pattern, "stopwords": "bm25s.stopwords.STOPWORDS_EN",
-                         "stemmer": "PyStemmer english"},
+            "analyzer": {
+                "token_pattern": _TOKEN_PATTERN.pattern,
+                "stopwords": "bm25s.stopwords.STOPWORDS_EN",
+                "stemmer": "PyStemmer english",
+            },
             "n_pages": store.n_pages,
             "n_docs": n_docs,
             "n_terms": n_terms,
@@ -247,9 +260,15 @@ class LexicalIndex:
             raise NclueError(f"{base}: no lexical index; build it with `nclue index {base} --lexical`")
         self.meta = json.loads((root / META_FILE).read_text(encoding="utf-8"))
         if self.meta.get("format") != FORMAT_VERSION:
-            raise NclueError(f"{root}: index format {self.meta.get('format')} is not {FORMAT_VERSION}; rebuild with `nclue index {base} --lexical`")
-        stale = (base / PAGES_FILE).is_file() and (base / PAGES_FILE).stat().st_size != self.meta.get("pages_parquet_bytes")
-        if stale or (store is not None and (self.meta["n_pages"] != store.n_pages or self.meta["n_docs"] != len(store.doc_ids))):
+            raise NclueError(
+                f"{root}: index format {self.meta.get('format')} is not {FORMAT_VERSION}; rebuild with `nclue index {base} --lexical`"
+            )
+        stale = (base / PAGES_FILE).is_file() and (base / PAGES_FILE).stat().st_size != self.meta.get(
+            "pages_parquet_bytes"
+        )
+        if stale or (
+            store is not None and (self.meta["n_pages"] != store.n_pages or self.meta["n_docs"] != len(store.doc_ids))
+        ):
             raise NclueError(
                 f"{root}: index is stale (built from a different pages.parquet: {self.meta['n_pages']} pages indexed); "
                 f"rebuild with `nclue index {base} --lexical`"

@@ -118,8 +118,9 @@ def run_matrix(
     out.mkdir(parents=True, exist_ok=True)
     manifest = _load_manifest(out)
     inputs = input_fingerprints(release, coll)
-    manifest.update({"spec": {"source": spec.source, "sha256": spec.sha256, "depth": spec.depth, "k": spec.k,
-                              "form": spec.form}})
+    manifest.update(
+        {"spec": {"source": spec.source, "sha256": spec.sha256, "depth": spec.depth, "k": spec.k, "form": spec.form}}
+    )
     manifest["contrasts"] = [{"name": c.name, "base": c.base, "variants": list(c.variants)} for c in spec.contrasts]
     runs = manifest.setdefault("runs", {})
     for stale in set(runs) - set(spec.run_names):
@@ -139,7 +140,13 @@ def run_matrix(
             workspace = Workspace(coll)
         started = time.perf_counter()
         report = run_systems(
-            release, workspace, [run.system], form=run.form, out_dir=out, depth=spec.depth, progress=progress,
+            release,
+            workspace,
+            [run.system],
+            form=run.form,
+            out_dir=out,
+            depth=spec.depth,
+            progress=progress,
             default_form=spec.form,
         )
         seconds = time.perf_counter() - started

@@ -126,7 +126,9 @@ def load_matrix(path: str | Path | None = None) -> MatrixSpec:
             raise NclueError(f"{where}: needs 'system' (and optional 'block', 'forms'); unexpected {sorted(extra)}")
         block = str(entry.get("block", "standalone"))
         if block not in BLOCKS or block == "query-form":
-            raise NclueError(f"{where}: block {block!r} is not one of {', '.join(b for b in BLOCKS if b != 'query-form')}")
+            raise NclueError(
+                f"{where}: block {block!r} is not one of {', '.join(b for b in BLOCKS if b != 'query-form')}"
+            )
         forms = entry.get("forms", [form])
         for f in forms:
             if f not in FORMS and f != "paraphrase":
@@ -145,7 +147,9 @@ def load_matrix(path: str | Path | None = None) -> MatrixSpec:
         missing = [s for s in [entry["base"], *entry["variants"]] if s not in names]
         if missing:
             raise NclueError(f"{where}: {', '.join(missing)} not among the matrix runs; add a [[run]] for each")
-        contrasts.append(ContrastSpec(name=str(entry["name"]), base=str(entry["base"]), variants=tuple(entry["variants"])))
+        contrasts.append(
+            ContrastSpec(name=str(entry["name"]), base=str(entry["base"]), variants=tuple(entry["variants"]))
+        )
     return MatrixSpec(
         depth=depth,
         k=k,

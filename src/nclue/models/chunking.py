@@ -49,7 +49,11 @@ def window_starts(n_tokens: int, window: int, overlap: int) -> list[int]:
 
 
 def chunk_pages(
-    page_texts: Sequence[str], tokenizer, window: int, overlap: int, batch: int = 512,  # noqa: ANN001
+    page_texts: Sequence[str],
+    tokenizer,
+    window: int,
+    overlap: int,
+    batch: int = 512,  # noqa: ANN001
     max_chunks: int | None = None,
 ) -> Chunks:
     """Chunk every page text (``tokenizer``: a ``tokenizers.Tokenizer`` without truncation).

@@ -34,7 +34,9 @@ def scorer_env(token: str) -> str:
 def scorer_kind(model_dir: Path) -> str:
     """``"cross"`` or ``"bi"`` for a local model directory; NclueError otherwise."""
     if not model_dir.is_dir():
-        raise NclueError(f"{model_dir}: model path not found; pass a local cross-encoder or sentence-transformers directory")
+        raise NclueError(
+            f"{model_dir}: model path not found; pass a local cross-encoder or sentence-transformers directory"
+        )
     config = model_dir / "config.json"
     if config.is_file():
         try:
@@ -74,7 +76,9 @@ class CrossEncoderScorer:
     def __init__(self, model_dir: str | os.PathLike[str], batch_size: int = 16) -> None:
         path = Path(model_dir)
         if scorer_kind(path) != "cross":
-            raise NclueError(f"{path}: not a cross-encoder (config.json has no *ForSequenceClassification architecture)")
+            raise NclueError(
+                f"{path}: not a cross-encoder (config.json has no *ForSequenceClassification architecture)"
+            )
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from sentence_transformers import CrossEncoder
 

@@ -46,7 +46,9 @@ class OnnxMeanPoolEncoder:
         self.onnx_dir = Path(onnx_dir)
         meta_path = self.onnx_dir / META_FILE
         if not meta_path.is_file():
-            raise NclueError(f"{self.onnx_dir}: not an nclue ONNX export (no {META_FILE}); create it with export_onnx()")
+            raise NclueError(
+                f"{self.onnx_dir}: not an nclue ONNX export (no {META_FILE}); create it with export_onnx()"
+            )
         self.meta = json.loads(meta_path.read_text(encoding="utf-8"))
         self.identity = ModelIdentity(**self.meta["model"])
         self.quantized = bool(self.meta.get("quantized", False))
@@ -62,7 +64,9 @@ class OnnxMeanPoolEncoder:
         options.inter_op_num_threads = int(inter_op_threads)
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = ort.InferenceSession(str(self.onnx_dir / MODEL_FILE), options, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(
+            str(self.onnx_dir / MODEL_FILE), options, providers=["CPUExecutionProvider"]
+        )
 
     @property
     def dim(self) -> int:

@@ -148,7 +148,9 @@ def _build_atomically(final: Path, build) -> Path:  # noqa: ANN001 - a callable(
     return final
 
 
-def export_onnx(model_path: str | os.PathLike[str], out_dir: str | os.PathLike[str], quantize_int8: bool = False) -> Path:
+def export_onnx(
+    model_path: str | os.PathLike[str], out_dir: str | os.PathLike[str], quantize_int8: bool = False
+) -> Path:
     """Export (or reuse the cached export of) a sentence-transformers model to ONNX.
 
     Returns the directory holding ``model.onnx``, ``tokenizer.json`` and

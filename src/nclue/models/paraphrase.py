@@ -41,7 +41,9 @@ def load_paraphrases(path: str | os.PathLike[str]) -> dict[str, str]:
     return cache
 
 
-def query_text(query: Query, form: str, paraphrases: Mapping[str, str] | None = None, cache_path: str | Path | None = None) -> str:
+def query_text(
+    query: Query, form: str, paraphrases: Mapping[str, str] | None = None, cache_path: str | Path | None = None
+) -> str:
     """The text of ``query`` in ``form`` (``raw``, ``clean_v2``, ``natural`` or ``paraphrase``)."""
     if form not in QUERY_FORMS:
         raise NclueError(f"unknown query form {form!r}; choose one of {', '.join(QUERY_FORMS)}")
@@ -49,7 +51,7 @@ def query_text(query: Query, form: str, paraphrases: Mapping[str, str] | None = 
         where_from = f" {cache_path}" if cache_path is not None else ""
         if paraphrases is None:
             raise NclueError(
-                "the paraphrase form is read only from a frozen cache file; pass one (JSONL of {\"qid\", \"text\"})"
+                'the paraphrase form is read only from a frozen cache file; pass one (JSONL of {"qid", "text"})'
             )
         if query.qid not in paraphrases:
             raise NclueError(

@@ -38,7 +38,11 @@ class SentenceTransformerEncoder:
     backend = "torch"
 
     def __init__(
-        self, model_path: str | os.PathLike[str], batch_size: int = 16, device: str = "cpu", max_length: int | None = None
+        self,
+        model_path: str | os.PathLike[str],
+        batch_size: int = 16,
+        device: str = "cpu",
+        max_length: int | None = None,
     ) -> None:
         self.model_path = Path(model_path)
         self.model = load_sentence_transformer(self.model_path, device=device)

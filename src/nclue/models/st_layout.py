@@ -77,7 +77,9 @@ def read_layout(model_path: str | Path) -> STLayout:
         if kind.endswith(".Transformer") and transformer_dir is None:
             transformer_dir = folder
         elif kind.endswith(".Pooling"):
-            pooling = _pooling_mode(_read_json(folder / "config.json")) if (folder / "config.json").is_file() else "mean"
+            pooling = (
+                _pooling_mode(_read_json(folder / "config.json")) if (folder / "config.json").is_file() else "mean"
+            )
         elif kind.endswith(".Normalize"):
             normalize = True
     if transformer_dir is None:
@@ -90,4 +92,6 @@ def read_layout(model_path: str | Path) -> STLayout:
             if isinstance(value, int) and value > 0:
                 max_len = value
             break
-    return STLayout(root=root, transformer_dir=transformer_dir, pooling=pooling, normalize=normalize, max_seq_length=max_len)
+    return STLayout(
+        root=root, transformer_dir=transformer_dir, pooling=pooling, normalize=normalize, max_seq_length=max_len
+    )

@@ -24,7 +24,9 @@ from nclue.models.onnx_encoder import l2_normalize
 from nclue.models.st_layout import read_layout
 
 
-def distill_static(model_path: str | os.PathLike[str], out_dir: str | os.PathLike[str] | None = None, pca_dims: int = 256) -> Path:
+def distill_static(
+    model_path: str | os.PathLike[str], out_dir: str | os.PathLike[str] | None = None, pca_dims: int = 256
+) -> Path:
     """Distil (or reuse the cached distillation of) ``model_path`` into a model2vec directory."""
     source = Path(model_path)
     layout = read_layout(source)
@@ -67,7 +69,9 @@ class StaticEncoder:
         self.source_identity = model_identity(source)
         self.static_dir = distill_static(source, pca_dims=pca_dims)
         self.model = StaticModel.from_pretrained(str(self.static_dir), force_download=False)
-        self.identity = ModelIdentity(name=f"{self.source_identity.name}-static{pca_dims}", sha256=model_identity(self.static_dir).sha256)
+        self.identity = ModelIdentity(
+            name=f"{self.source_identity.name}-static{pca_dims}", sha256=model_identity(self.static_dir).sha256
+        )
         self.max_length = int(read_layout(source).max_seq_length)
         self.batch_size = int(batch_size)
 
@@ -85,4 +89,6 @@ class StaticEncoder:
 
     def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Not available: a static model has no contextual token vectors."""
-        raise NclueError("the static backend has no contextual token vectors; use --backend torch or onnx for late interaction")
+        raise NclueError(
+            "the static backend has no contextual token vectors; use --backend torch or onnx for late interaction"
+        )

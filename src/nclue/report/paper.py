@@ -4,7 +4,7 @@
 :func:`write_report` renders it as Markdown, LaTeX, JSON and plots with an ``index.md``, and
 freezes its JSON form plus the SHA-256 of every input into ``RUN_DIR/frozen.json`` for
 ``nclue reproduce --verify``. Every scorecard and contrast table is built by the same
-builders as ``nclue evaluate`` / ``nclue compare`` (:mod:`nclue.evaluate.results`), so a
+builders as ``nclue evaluate`` / ``nclue compare`` (:mod:`nclue.scoring.results`), so a
 statistic has the same row and column names everywhere.
 
 Tables (the seed paper's numbering):
@@ -32,7 +32,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nclue.errors import NclueError
-from nclue.evaluate.results import (
+from nclue.io import atomic_write_text, json_safe, sha256_file, write_json
+from nclue.matrix.runner import MANIFEST
+from nclue.scoring.results import (
     Contrast,
     Scorecard,
     contrast_table,
@@ -43,8 +45,6 @@ from nclue.evaluate.results import (
     strata_table,
     support_table,
 )
-from nclue.io import atomic_write_text, json_safe, sha256_file, write_json
-from nclue.matrix.runner import MANIFEST
 from nclue.tables import Table, Tabular, fmt_pp
 from nclue.types import DEFAULT_FORM, DEFAULT_SEED
 
@@ -77,15 +77,29 @@ class PaperReport(Tabular):
         """``(file key, section title, table)`` for every table that has rows."""
         contrasts = list(self.contrasts.values())
         candidates = (
-            ("table_s1_scorecard", "Scorecard (Table S1)", scorecard_table(
-                self.card, self.fair, self.categories,
-                caption=f"Table S1. Fair systems of form {self.default_form} ranked by n-Clue Score@{self.k} over "
-                        f"{self.queries} queries ({self.families} families; exact-family bootstrap, "
-                        f"{self.bootstrap} replicates); percentage points. M/P/G = Miss / Subset-first / Gold-first.")),
-            ("table_s1d_controls", "Controls (Table S1d)", scorecard_table(
-                self.card, self.controls, ranked=False,
-                caption="Table S1d. Controls read the construction inventory (oracle.*) or ignore the query "
-                        "(baseline.*); never ranked with fair systems.")),
+            (
+                "table_s1_scorecard",
+                "Scorecard (Table S1)",
+                scorecard_table(
+                    self.card,
+                    self.fair,
+                    self.categories,
+                    caption=f"Table S1. Fair systems of form {self.default_form} ranked by n-Clue Score@{self.k} over "
+                    f"{self.queries} queries ({self.families} families; exact-family bootstrap, "
+                    f"{self.bootstrap} replicates); percentage points. M/P/G = Miss / Subset-first / Gold-first.",
+                ),
+            ),
+            (
+                "table_s1d_controls",
+                "Controls (Table S1d)",
+                scorecard_table(
+                    self.card,
+                    self.controls,
+                    ranked=False,
+                    caption="Table S1d. Controls read the construction inventory (oracle.*) or ignore the query "
+                    "(baseline.*); never ranked with fair systems.",
+                ),
+            ),
             ("table_s2b_query_forms", "Query forms (Table S2b)", query_form_table(self.query_forms)),
             ("table_s1e_contrasts", "Displayed contrasts (Table S1e)", contrast_table(contrasts, self.draws)),
             ("table_s1f_common_support", "Common support (Table S1f)", support_table(contrasts)),
@@ -158,15 +172,20 @@ def _manifest(run_dir: Path) -> dict:
         "spec": {"form": DEFAULT_FORM, "k": 10},
         "contrasts": [],
         "runs": {
-            r: {"system": r.split("@")[0], "form": r.split("@")[1] if "@" in r else DEFAULT_FORM,
-                "block": "standalone", "category": "RET"}
+            r: {
+                "system": r.split("@")[0],
+                "form": r.split("@")[1] if "@" in r else DEFAULT_FORM,
+                "block": "standalone",
+                "category": "RET",
+            }
             for r in runs
         },
     }
 
 
-def input_hashes(release_hashes: Mapping[str, str], run_dir: Path, run_names: list[str],
-                 control_paths: list[Path]) -> dict[str, str]:
+def input_hashes(
+    release_hashes: Mapping[str, str], run_dir: Path, run_names: list[str], control_paths: list[Path]
+) -> dict[str, str]:
     """SHA-256 of every file the report reads, keyed by a stable relative name."""
     out = {f"bench/{name}": digest for name, digest in release_hashes.items()}
     for path in control_paths:
@@ -184,9 +203,9 @@ def compute_report(
     seed: int = DEFAULT_SEED,
 ) -> PaperReport:
     """Every table's numbers from the frozen runs and qrels (deterministic for a seed)."""
-    from nclue.evaluate import Benchmark, Block, compare_runs, load_run, score_runs, scorecard
-    from nclue.evaluate.summary import HEADLINE, metric_matrix
     from nclue.release import Release
+    from nclue.scoring import Benchmark, Block, compare_runs, load_run, score_runs, scorecard
+    from nclue.scoring.summary import HEADLINE, metric_matrix
     from nclue.stats import spearman_matrix
 
     bench_path, runs_path = Path(bench_dir), Path(run_dir)
@@ -215,17 +234,32 @@ def compute_report(
     blocks = [Block(c["name"], c["base"], tuple(c["variants"])) for c in manifest.get("contrasts", [])]
     contrasts: dict[str, Contrast] = {}
     if blocks:
-        tests = compare_runs(bench, scores, blocks[0].base, [], blocks=blocks, n_boot=n_boot, n_draws=n_draws,
-                             seed=seed, sensitivity=False).blocks
+        tests = compare_runs(
+            bench,
+            scores,
+            blocks[0].base,
+            [],
+            blocks=blocks,
+            n_boot=n_boot,
+            n_draws=n_draws,
+            seed=seed,
+            sensitivity=False,
+        ).blocks
         for block in blocks:
             test = tests[block.name]
             pair = compare_runs(bench, scores, block.base, [test.display], n_boot=n_boot, n_draws=n_draws, seed=seed)
-            contrasts[block.name] = replace(pair[test.display], block=block.name, tried=block.endpoints,
-                                            p_block=test.p_block, p_selection=test.p_holm)
+            contrasts[block.name] = replace(
+                pair[test.display],
+                block=block.name,
+                tried=block.endpoints,
+                p_block=test.p_block,
+                p_selection=test.p_holm,
+            )
     fair_rows = [scores.index(n) for n in fair]
     spearman = (
         spearman_matrix({m: metric_matrix(scores, m)[fair_rows].mean(axis=1) for m in HEADLINE})
-        if len(fair_rows) >= 2 else None
+        if len(fair_rows) >= 2
+        else None
     )
     return PaperReport(
         k=k,
@@ -246,8 +280,9 @@ def compute_report(
     )
 
 
-def write_report(report: PaperReport, out_dir: str | os.PathLike[str],
-                 freeze_dir: str | os.PathLike[str] | None) -> list[Path]:
+def write_report(
+    report: PaperReport, out_dir: str | os.PathLike[str], freeze_dir: str | os.PathLike[str] | None
+) -> list[Path]:
     """Render ``report`` into ``out_dir`` (md, tex, json, png, pdf + index.md); freeze it in ``freeze_dir``."""
     from nclue.report import plots
     from nclue.tables import render
@@ -267,7 +302,14 @@ def write_report(report: PaperReport, out_dir: str | os.PathLike[str],
             path = out / f"{key}.{ext}"
             atomic_write_text(path, render(table, fmt))
             written.append(path)
-        index += [f"## {title}", "", render(table, "markdown").rstrip(), "", f"[Markdown]({key}.md) · [LaTeX]({key}.tex)", ""]
+        index += [
+            f"## {title}",
+            "",
+            render(table, "markdown").rstrip(),
+            "",
+            f"[Markdown]({key}.md) · [LaTeX]({key}.tex)",
+            "",
+        ]
     written += plots.scorecard_plot({n: report.card[n] for n in report.fair}, out / "scorecard")
     index += ["## Plots", "", "![scorecard](scorecard.png)", ""]
     if report.contrasts:

@@ -18,8 +18,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from nclue.evaluate.results import Contrast, RunSummary  # noqa: E402
 from nclue.io import atomic_write_bytes  # noqa: E402
+from nclue.scoring.results import Contrast, RunSummary  # noqa: E402
 
 
 def _save(fig, stem: Path) -> list[Path]:  # noqa: ANN001 - matplotlib Figure

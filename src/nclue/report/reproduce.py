@@ -85,18 +85,20 @@ def compare_cells(frozen: dict, fresh: dict, tolerance: float) -> tuple[list[str
             if actual != expected:
                 failures.append(f"{cell}: frozen {expected}, recomputed {actual}")
         elif abs(float(actual) - float(expected)) > tolerance:
-            failures.append(f"{cell}: frozen {expected:.4f}, recomputed {actual:.4f} (drift {actual - expected:+.4f} > {tolerance})")
+            failures.append(
+                f"{cell}: frozen {expected:.4f}, recomputed {actual:.4f} (drift {actual - expected:+.4f} > {tolerance})"
+            )
     return failures, checked
 
 
-def verify(
-    bench_dir: str | os.PathLike[str], run_dir: str | os.PathLike[str], tolerance: float = 0.05
-) -> Verification:
+def verify(bench_dir: str | os.PathLike[str], run_dir: str | os.PathLike[str], tolerance: float = 0.05) -> Verification:
     """Check the frozen report of ``run_dir`` against its inputs and a full recomputation."""
     bench_path, runs_path = Path(bench_dir), Path(run_dir)
     frozen_path = runs_path / FROZEN
     if not frozen_path.is_file():
-        raise NclueError(f"{frozen_path}: nothing frozen yet; run `nclue report {bench_path} {runs_path} -o REPORT_DIR` first")
+        raise NclueError(
+            f"{frozen_path}: nothing frozen yet; run `nclue report {bench_path} {runs_path} -o REPORT_DIR` first"
+        )
     try:
         frozen = json.loads(frozen_path.read_text(encoding="utf-8"))
         inputs = dict(frozen["inputs"])
@@ -104,12 +106,16 @@ def verify(
         raise NclueError(f"{frozen_path}: damaged ({exc}); rerun `nclue report` to freeze the numbers again") from None
     result = Verification()
     for key, expected in sorted(inputs.items()):
-        file = bench_path / key[len("bench/"):] if key.startswith("bench/") else runs_path / key[len("runs/"):]
+        file = bench_path / key[len("bench/") :] if key.startswith("bench/") else runs_path / key[len("runs/") :]
         if not file.is_file():
             result.hash_failures.append(f"{key}: file missing ({file})")
         elif sha256_file(file) != expected:
-            result.hash_failures.append(f"{key}: SHA-256 changed (frozen {expected[:12]}…, now {sha256_file(file)[:12]}…)")
-    fresh = compute_report(bench_path, runs_path, n_boot=frozen["bootstrap"], n_draws=frozen["draws"], seed=frozen["seed"])
+            result.hash_failures.append(
+                f"{key}: SHA-256 changed (frozen {expected[:12]}…, now {sha256_file(file)[:12]}…)"
+            )
+    fresh = compute_report(
+        bench_path, runs_path, n_boot=frozen["bootstrap"], n_draws=frozen["draws"], seed=frozen["seed"]
+    )
     result.recomputed = fresh
     result.cell_failures, result.cells_checked = compare_cells(frozen, fresh.to_json(), tolerance)
     return result

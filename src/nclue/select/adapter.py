@@ -41,8 +41,10 @@ def leading_text(store: PageStore, doc_id: str, max_chars: int) -> str:
     """The first ``max_chars`` characters of the document's whitespace-collapsed pages."""
     i = store.doc_index.get(doc_id)
     if i is None:
-        raise NclueError(f"{store.root}: release document {doc_id!r} is not in the collection; "
-                         "pass the collection the release was built from")
+        raise NclueError(
+            f"{store.root}: release document {doc_id!r} is not in the collection; "
+            "pass the collection the release was built from"
+        )
     parts: list[str] = []
     total = 0
     for row in range(int(store.doc_offsets[i]), int(store.doc_offsets[i + 1])):
@@ -55,8 +57,15 @@ def leading_text(store: PageStore, doc_id: str, max_chars: int) -> str:
     return " ".join(parts)[:max_chars]
 
 
-def adapt_release(bench_dir: str | Path, collection_dir: str | Path, out_dir: str | Path, k: int = 5,
-                  distractors: int = 0, seed: int = 0, max_chars: int = 2000) -> dict:
+def adapt_release(
+    bench_dir: str | Path,
+    collection_dir: str | Path,
+    out_dir: str | Path,
+    k: int = 5,
+    distractors: int = 0,
+    seed: int = 0,
+    max_chars: int = 2000,
+) -> dict:
     """Write ``tasks.jsonl``, ``docs.jsonl``, ``judgments.jsonl`` and ``adapter.json``; return the report."""
     bench, out = Path(bench_dir), Path(out_dir)
     release = Release.open(bench, require_qrels=True)
@@ -84,12 +93,20 @@ def adapt_release(bench_dir: str | Path, collection_dir: str | Path, out_dir: st
         if len(pool) < k:
             skipped.append({"qid": query.qid, "pool": len(pool)})
             continue
-        tasks.append({"task_id": query.qid, "question": query.text("natural"), "requirements": list(query.conditions),
-                      "pool": pool, "splits": [f"n{query.n}"]})
+        tasks.append(
+            {
+                "task_id": query.qid,
+                "question": query.text("natural"),
+                "requirements": list(query.conditions),
+                "pool": pool,
+                "splits": [f"n{query.n}"],
+            }
+        )
         for doc_id in pool:
             grade, reqs = judged.get(doc_id, (0, []))
-            judgments.append({"task_id": query.qid, "doc_id": doc_id, "judge": JUDGE, "grade": grade,
-                              "requirements": reqs})
+            judgments.append(
+                {"task_id": query.qid, "doc_id": doc_id, "judge": JUDGE, "grade": grade, "requirements": reqs}
+            )
         used.update(pool)
     if not tasks:
         raise NclueError(f"{bench}: no query has a pool of at least k={k} documents; lower --k or add --distractors")
@@ -98,8 +115,17 @@ def adapt_release(bench_dir: str | Path, collection_dir: str | Path, out_dir: st
     write_jsonl(out / TASKS_FILE, tasks)
     write_jsonl(out / DOCS_FILE, docs)
     write_jsonl(out / JUDGMENTS_FILE, judgments)
-    report = {"release": str(bench), "tasks": len(tasks), "documents": len(docs), "judgments": len(judgments),
-              "skipped_small_pools": skipped, "k": k, "distractors": distractors, "seed": seed,
-              "max_chars": max_chars, "text_rule": "leading pages, whitespace collapsed, first max_chars characters"}
+    report = {
+        "release": str(bench),
+        "tasks": len(tasks),
+        "documents": len(docs),
+        "judgments": len(judgments),
+        "skipped_small_pools": skipped,
+        "k": k,
+        "distractors": distractors,
+        "seed": seed,
+        "max_chars": max_chars,
+        "text_rule": "leading pages, whitespace collapsed, first max_chars characters",
+    }
     write_json(out / "adapter.json", report)
     return report

@@ -73,14 +73,15 @@ def _encode_blocks(encoder: Encoder, texts: list[str], on_block: Callable[[int],
     # texts share a padded batch (up to float rounding)
     parts = []
     for start in range(0, len(texts), ENCODE_BLOCK):
-        parts.append(np.asarray(encoder.encode(texts[start:start + ENCODE_BLOCK]), dtype=np.float32))
+        parts.append(np.asarray(encoder.encode(texts[start : start + ENCODE_BLOCK]), dtype=np.float32))
         if on_block is not None:
             on_block(len(parts[-1]))
     return np.vstack(parts)
 
 
-def encode_task_set(tasks: list[Task], docs: dict[str, Doc], encoder: Encoder,
-                    on_block: Callable[[int], None] | None = None) -> FrozenVectors:
+def encode_task_set(
+    tasks: list[Task], docs: dict[str, Doc], encoder: Encoder, on_block: Callable[[int], None] | None = None
+) -> FrozenVectors:
     """Encode every pooled document once (sorted by ID) and every task's facets.
 
     ``on_block(n)`` is called after each block of ``n`` encoded texts (progress display).
@@ -94,9 +95,13 @@ def encode_task_set(tasks: list[Task], docs: dict[str, Doc], encoder: Encoder,
             facet_index.append(j)
             texts.append(text)
     facet_vectors = _encode_blocks(encoder, texts, on_block)
-    return FrozenVectors(np.array(pooled, dtype=str), doc_vectors.astype(np.float32),
-                         np.array(facet_task, dtype=str), np.array(facet_index, dtype=np.int32),
-                         facet_vectors.astype(np.float32))
+    return FrozenVectors(
+        np.array(pooled, dtype=str),
+        doc_vectors.astype(np.float32),
+        np.array(facet_task, dtype=str),
+        np.array(facet_index, dtype=np.int32),
+        facet_vectors.astype(np.float32),
+    )
 
 
 def save_vectors(path: str | Path, vectors: FrozenVectors) -> None:
@@ -113,5 +118,6 @@ def save_vectors(path: str | Path, vectors: FrozenVectors) -> None:
 def load_vectors(path: str | Path) -> FrozenVectors:
     """Read ``vectors.npz`` written by :func:`save_vectors`."""
     with np.load(path, allow_pickle=False) as data:
-        return FrozenVectors(data["doc_ids"], data["doc_vectors"], data["facet_task"], data["facet_index"],
-                             data["facet_vectors"])
+        return FrozenVectors(
+            data["doc_ids"], data["doc_vectors"], data["facet_task"], data["facet_index"], data["facet_vectors"]
+        )

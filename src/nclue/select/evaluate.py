@@ -31,6 +31,8 @@ from nclue.tables import render
 ORACLE = "oracle"
 REFERENCE = "dense"
 CONTRASTS: tuple[tuple[str, str], ...] = (("coverage", "dense"), ("gated", "dense"), ("gated", "coverage"))
+
+
 def _effects(scores: dict[str, list[TaskScore]], methods: list[str]) -> dict[str, dict[str, Interval]]:
     """Paired intervals of every declared contrast and metric, from one shared set of task draws."""
     pairs = [(a, b) for a, b in CONTRASTS if a in methods and b in methods]
@@ -46,12 +48,20 @@ def _effects(scores: dict[str, list[TaskScore]], methods: list[str]) -> dict[str
     return {f"{a}-minus-{b}": {metric: next(intervals) for metric in METRICS} for a, b in pairs}
 
 
-def evaluate(task_dir: str | Path, freeze_dir: str | Path, judgments: str | Path, out_dir: str | Path,
-             on_missing: MissingPolicy = "error", on_task: Callable[[], None] | None = None) -> CoverageReport:
+def evaluate(
+    task_dir: str | Path,
+    freeze_dir: str | Path,
+    judgments: str | Path,
+    out_dir: str | Path,
+    on_missing: MissingPolicy = "error",
+    on_task: Callable[[], None] | None = None,
+) -> CoverageReport:
     """Verify the freeze, then score it (module docstring); returns the report (``summary.json``)."""
     manifest, method = verify_freeze(task_dir, freeze_dir)
     if REFERENCE not in method["selectors"]:
-        raise NclueError(f"{freeze_dir}: the freeze lacks the '{REFERENCE}' ranking that lost/gained are counted against")
+        raise NclueError(
+            f"{freeze_dir}: the freeze lacks the '{REFERENCE}' ranking that lost/gained are counted against"
+        )
     k, selectors = int(method["k"]), list(method["selectors"])
     tasks = load_tasks(task_dir)
     docs = load_docs(task_dir, tasks)
@@ -71,8 +81,9 @@ def evaluate(task_dir: str | Path, freeze_dir: str | Path, judgments: str | Path
         ranks = {name: [position[d] for d in rankings[(task.task_id, name)]] for name in selectors}
         ranks[ORACLE] = oracle.positions
         reference = score_task(lab.grade, lab.agreed, tv.docs, ranks[REFERENCE], k).covered
-        per_task[task.task_id] = {name: score_task(lab.grade, lab.agreed, tv.docs, ranks[name], k, reference)
-                                  for name in methods}
+        per_task[task.task_id] = {
+            name: score_task(lab.grade, lab.agreed, tv.docs, ranks[name], k, reference) for name in methods
+        }
         chosen[task.task_id] = {name: [task.pool[p] for p in ranks[name]] for name in methods}
         attainable = int(lab.agreed.any(axis=0).sum())
         oracle_stats["enumerated"] += oracle.enumerated
@@ -91,8 +102,9 @@ def evaluate(task_dir: str | Path, freeze_dir: str | Path, judgments: str | Path
     for split in split_names(tasks):
         members = [t for t in tasks if split == ALL_SPLIT or split in t.splits]
         scores = {name: [per_task[t.task_id][name] for t in members] for name in methods}
-        splits[split] = CoverageSplit(split, len(members), {name: summarise(scores[name]) for name in methods},
-                                      _effects(scores, methods))
+        splits[split] = CoverageSplit(
+            split, len(members), {name: summarise(scores[name]) for name in methods}, _effects(scores, methods)
+        )
     report = CoverageReport(
         k=k,
         freeze_manifest_sha256=sha256_file(Path(freeze_dir) / MANIFEST_FILE),
@@ -107,7 +119,9 @@ def evaluate(task_dir: str | Path, freeze_dir: str | Path, judgments: str | Path
         f"{oracle_stats['obligations']} obligations have no agreed supporting document anywhere in their pool.\n"
     )
     out = Path(out_dir)
-    atomic_write_text(out / "results.md", "# Coverage selection results\n\n" + report.to_markdown() + "\n" + oracle_note)
+    atomic_write_text(
+        out / "results.md", "# Coverage selection results\n\n" + report.to_markdown() + "\n" + oracle_note
+    )
     atomic_write_text(out / "results.tex", report.to_latex())
     _write_cases(out, tasks, docs, labels, chosen, methods)
     write_jsonl(out / "scores.jsonl", rows)

@@ -38,8 +38,15 @@ MANIFEST_FILE = "manifest.json"
 DEFAULT_K = 5
 # label-free code whose behaviour the rankings depend on, relative to the nclue package
 CODE_FILES: tuple[str, ...] = (
-    "select/tasks.py", "select/objective.py", "select/selectors.py", "select/encode.py", "select/freeze.py",
-    "models/encoder.py", "models/onnx_encoder.py", "models/onnx_export.py", "models/st_encoder.py",
+    "select/tasks.py",
+    "select/objective.py",
+    "select/selectors.py",
+    "select/encode.py",
+    "select/freeze.py",
+    "models/encoder.py",
+    "models/onnx_encoder.py",
+    "models/onnx_export.py",
+    "models/st_encoder.py",
 )
 
 _lock = threading.Lock()
@@ -56,7 +63,9 @@ def _audit(event: str, args: tuple) -> None:
     name = os.path.basename(os.fsdecode(target)).lower()
     for patterns in list(_active):
         if any(fnmatch.fnmatch(name, p) for p in patterns):
-            raise PermissionError(f"pre-outcome freeze in progress: opening judgment file {os.fsdecode(target)!r} is refused")
+            raise PermissionError(
+                f"pre-outcome freeze in progress: opening judgment file {os.fsdecode(target)!r} is refused"
+            )
 
 
 @contextmanager
@@ -97,8 +106,7 @@ def method_description(k: int, selectors: list[str], encoder_identity: dict) -> 
     }
 
 
-def compute_rankings(tasks: list[Task], vectors: encode_mod.FrozenVectors, k: int,
-                     selectors: list[str]) -> list[dict]:
+def compute_rankings(tasks: list[Task], vectors: encode_mod.FrozenVectors, k: int, selectors: list[str]) -> list[dict]:
     """``{"task_id", "method", "ranking"}`` rows for every task and selector, in task order."""
     rows = []
     for task in tasks:
@@ -108,9 +116,15 @@ def compute_rankings(tasks: list[Task], vectors: encode_mod.FrozenVectors, k: in
     return rows
 
 
-def freeze(task_dir: str | Path, out_dir: str | Path, encoder: Encoder | None = None,
-           encoder_kind: str = "onnx", k: int = DEFAULT_K, selectors: list[str] | None = None,
-           on_block: Callable[[int], None] | None = None) -> dict:
+def freeze(
+    task_dir: str | Path,
+    out_dir: str | Path,
+    encoder: Encoder | None = None,
+    encoder_kind: str = "onnx",
+    k: int = DEFAULT_K,
+    selectors: list[str] | None = None,
+    on_block: Callable[[int], None] | None = None,
+) -> dict:
     """Encode, rank and hash a task set while judgment files cannot be opened; returns the manifest.
 
     ``on_block(n)`` reports encoding progress (see :func:`nclue.select.encode.encode_task_set`).
@@ -188,11 +202,15 @@ def verify_freeze(task_dir: str | Path, freeze_dir: str | Path) -> tuple[dict, d
         )
     tasks = load_tasks(src)
     rankings = load_rankings(frozen)
-    recomputed = compute_rankings(tasks, encode_mod.load_vectors(frozen / VECTORS_FILE), method["k"],
-                                  method["selectors"])
-    drift = [f"{r['task_id']}/{r['method']}" for r in recomputed
-             if rankings.get((r["task_id"], r["method"])) != r["ranking"]]
+    recomputed = compute_rankings(
+        tasks, encode_mod.load_vectors(frozen / VECTORS_FILE), method["k"], method["selectors"]
+    )
+    drift = [
+        f"{r['task_id']}/{r['method']}" for r in recomputed if rankings.get((r["task_id"], r["method"])) != r["ranking"]
+    ]
     if drift or len(rankings) != len(recomputed):
-        raise NclueError(f"{frozen / RANKINGS_FILE}: rankings do not re-derive from the frozen vectors "
-                         f"({', '.join(drift[:5]) or 'row count differs'}); refusing to score")
+        raise NclueError(
+            f"{frozen / RANKINGS_FILE}: rankings do not re-derive from the frozen vectors "
+            f"({', '.join(drift[:5]) or 'row count differs'}); refusing to score"
+        )
     return manifest, method

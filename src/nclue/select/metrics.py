@@ -59,8 +59,14 @@ def mean_positive_pair_cosine(docs: np.ndarray, positions: list[int]) -> float:
     return float(gram[upper].mean())
 
 
-def score_task(grade: np.ndarray, agreed: np.ndarray, docs: np.ndarray, positions: list[int], k: int,
-               reference: frozenset[int] | None = None) -> TaskScore:
+def score_task(
+    grade: np.ndarray,
+    agreed: np.ndarray,
+    docs: np.ndarray,
+    positions: list[int],
+    k: int,
+    reference: frozenset[int] | None = None,
+) -> TaskScore:
     """Score one ranking (pool positions) of one task; ``reference`` is dense's covered set."""
     sel = agreed[np.asarray(positions, dtype=np.int64)]
     m = agreed.shape[1]

@@ -93,8 +93,9 @@ def _chunks(n: int, k: int):
         yield np.hstack([np.full((rest.shape[0], 1), first, dtype=np.int32), rest])
 
 
-def labeled_oracle(grade: np.ndarray, agreed: np.ndarray, ids: tuple[str, ...] | list[str], k: int,
-                   prune: bool = True) -> OracleResult:
+def labeled_oracle(
+    grade: np.ndarray, agreed: np.ndarray, ids: tuple[str, ...] | list[str], k: int, prune: bool = True
+) -> OracleResult:
     """Exhaustive oracle over the pool (see module docstring); ``grade`` and ``agreed`` are
     aligned with ``ids``."""
     n = len(ids)
@@ -124,8 +125,12 @@ def labeled_oracle(grade: np.ndarray, agreed: np.ndarray, ids: tuple[str, ...] |
         # the lexicographically smallest row is the smallest ID tuple
         first = tuple(int(cand_arr[p]) for p in combo[tied[0]])
         tie_key = tuple(keys[p] for p in first)
-        if (best is None or top_cover > best[0] or top_dcg > best[1] + TIE_EPS
-                or tie_key < tuple(keys[p] for p in best[2])):
+        if (
+            best is None
+            or top_cover > best[0]
+            or top_dcg > best[1] + TIE_EPS
+            or tie_key < tuple(keys[p] for p in best[2])
+        ):
             best = (top_cover, top_dcg, first)
     assert best is not None
     ranked = sorted(best[2], key=lambda i: (-float(grade[i]), keys[i]))

@@ -35,10 +35,20 @@ LABELS: dict[str, str] = {
     "gated": "Gated coverage (ours)",
     "oracle": "Labeled oracle — diagnostic",
 }
-RESULT_HEADER = ("Selection", "nDCG@5", "Agreed coverage@5", "Label redundancy", "Mean positive pair cosine",
-                 "Docs with no agreed obligation", "Unique obligations lost / gained vs dense")
-EFFECT_HEADER = ("Exploratory paired effect", "nDCG difference [95% bootstrap interval]",
-                 "Coverage difference [95% bootstrap interval]")
+RESULT_HEADER = (
+    "Selection",
+    "nDCG@5",
+    "Agreed coverage@5",
+    "Label redundancy",
+    "Mean positive pair cosine",
+    "Docs with no agreed obligation",
+    "Unique obligations lost / gained vs dense",
+)
+EFFECT_HEADER = (
+    "Exploratory paired effect",
+    "nDCG difference [95% bootstrap interval]",
+    "Coverage difference [95% bootstrap interval]",
+)
 CASE_HEADER = ("Rank / ID", "Document", "Mean grade", "Agreed requirements (one-based)", "New requirements at rank")
 TABLE_NOTE = (
     "Coverage uses all written requirements as denominator. Label redundancy is repeated agreed "
@@ -74,8 +84,15 @@ def label(method: str) -> str:
 def results_table(summaries: Mapping[str, Mapping[str, float]], caption: str = "") -> Table:
     """One row per method (in mapping order) from :func:`nclue.select.metrics.summarise` outputs."""
     rows = tuple(
-        (label(name), f"{s['ndcg']:.4f}", f"{s['coverage']:.4f}", f"{s['redundancy']:.4f}", f"{s['pair_cosine']:.4f}",
-         f"{s['no_obligation']:.4f}", f"{int(s['lost'])} / {int(s['gained'])}")
+        (
+            label(name),
+            f"{s['ndcg']:.4f}",
+            f"{s['coverage']:.4f}",
+            f"{s['redundancy']:.4f}",
+            f"{s['pair_cosine']:.4f}",
+            f"{s['no_obligation']:.4f}",
+            f"{int(s['lost'])} / {int(s['gained'])}",
+        )
         for name, s in summaries.items()
     )
     return Table(RESULT_HEADER, rows, caption=caption, notes=(TABLE_NOTE,))
@@ -96,8 +113,9 @@ def _numbers(values: Sequence[int]) -> str:
     return ", ".join(str(v) for v in values) if values else "None"
 
 
-def case_rows(ranking: Sequence[str], titles: Mapping[str, str], grades: Mapping[str, float],
-              agreed: Mapping[str, Sequence[int]]) -> tuple[tuple[str, ...], ...]:
+def case_rows(
+    ranking: Sequence[str], titles: Mapping[str, str], grades: Mapping[str, float], agreed: Mapping[str, Sequence[int]]
+) -> tuple[tuple[str, ...], ...]:
     """Rows of one case table: rank / ID, title, mean grade, agreed and newly covered requirements.
 
     A title equal to its path-like ID is shortened to the ID's last ``/`` part.
@@ -115,8 +133,13 @@ def case_rows(ranking: Sequence[str], titles: Mapping[str, str], grades: Mapping
     return tuple(rows)
 
 
-def case_table(ranking: Sequence[str], titles: Mapping[str, str], grades: Mapping[str, float],
-               agreed: Mapping[str, Sequence[int]], caption: str = "") -> Table:
+def case_table(
+    ranking: Sequence[str],
+    titles: Mapping[str, str],
+    grades: Mapping[str, float],
+    agreed: Mapping[str, Sequence[int]],
+    caption: str = "",
+) -> Table:
     """R03's per-task case table for one ranking."""
     return Table(CASE_HEADER, case_rows(ranking, titles, grades, agreed), caption=caption)
 

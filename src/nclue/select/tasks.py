@@ -267,9 +267,7 @@ def build_labels(
     return labels
 
 
-def load_judgments(
-    path: str | Path, tasks: list[Task], on_missing: MissingPolicy = "error"
-) -> dict[str, TaskLabels]:
+def load_judgments(path: str | Path, tasks: list[Task], on_missing: MissingPolicy = "error") -> dict[str, TaskLabels]:
     """Read a judgments file and aggregate it (see :func:`build_labels`)."""
     return build_labels(load_judgment_rows(path, tasks), tasks, on_missing)
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nclue.types import DEFAULT_SEED
-
 from nclue.stats.randomization import TIE_TOL, sign_flips, unit_sums
+from nclue.types import DEFAULT_SEED
 
 
 def holm(pvalues: np.ndarray | list[float]) -> np.ndarray:

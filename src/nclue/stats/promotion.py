@@ -33,7 +33,7 @@ def promotion_bound(
     """Minimum of ``mean(variant success − base success)`` (0..1) over promotions of ≤ ``k`` subsets per query.
 
     ``*_success`` are per-query n-Clue successes (bool), ``*_first`` the doc index of the
-    first judged top-k document (-1 when none), as in :class:`nclue.evaluate.metrics.Scores`.
+    first judged top-k document (-1 when none), as in :class:`nclue.scoring.metrics.Scores`.
     """
     b_gold = np.asarray(base_success, dtype=bool)
     v_gold = np.asarray(variant_success, dtype=bool)

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nclue.types import DEFAULT_SEED
-
 from nclue.stats.bootstrap import cluster_sums
+from nclue.types import DEFAULT_SEED
 
 TIE_TOL = 1e-9
 

@@ -5,7 +5,7 @@ query–document *membership* graph (``memberships="gold"``: a query's gold docu
 ``"judged"``: every gold or partial document):
 
 ``incidence`` is the ``(n_docs, n_queries)`` 0/1 sparse membership matrix
-(:meth:`nclue.evaluate.benchmark.Benchmark.incidence`).
+(:meth:`nclue.scoring.benchmark.Benchmark.incidence`).
 
 * **Crossed query × document bootstrap**: independent Poisson(1) weights ``w_q`` on
   queries and ``u_d`` on the documents that belong to some query. ``combine="product"`` (SPEC §4) gives query ``q`` the
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import scipy.sparse as sp
 
 from nclue.types import DEFAULT_SEED
-import scipy.sparse as sp
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,9 @@ ENUMERATE_MAX_N = 3
 
 def pool_max(scores: np.ndarray, doc_offsets: np.ndarray) -> np.ndarray:
     """Best page score per document (every document has at least one page row)."""
-    return np.maximum.reduceat(scores, doc_offsets[:-1]) if len(scores) else np.zeros(len(doc_offsets) - 1, scores.dtype)
+    return (
+        np.maximum.reduceat(scores, doc_offsets[:-1]) if len(scores) else np.zeros(len(doc_offsets) - 1, scores.dtype)
+    )
 
 
 def pool_ptop(scores: np.ndarray, page_doc: np.ndarray, doc_offsets: np.ndarray, p: int) -> np.ndarray:

@@ -47,7 +47,7 @@ class PageTable:
     doc_offsets: np.ndarray
 
     @classmethod
-    def from_store(cls, store: PageStore) -> "PageTable":
+    def from_store(cls, store: PageStore) -> PageTable:
         """The page table of an opened collection."""
         return cls(
             doc_ids=store.doc_ids,

@@ -150,7 +150,7 @@ class DenseBackbone:
         return out
 
 
-def load_backbone(workspace: "Workspace", variant: str | None) -> DenseBackbone:
+def load_backbone(workspace: Workspace, variant: str | None) -> DenseBackbone:
     """Registry hook: the dense backbone of ``workspace``'s collection (``dense[:variant]``)."""
     index = open_index_dir(workspace.collection_dir, select_index(workspace.collection_dir, variant))
     name = "dense" if variant is None else f"dense:{variant}"

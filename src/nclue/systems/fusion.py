@@ -75,7 +75,9 @@ def build_system(spec: Call, workspace) -> RRFSystem:
     """Registry hook for ``rrf(A, B, ..., k=60, depth=100)``."""
     name = format_name(spec)
     if len(spec.systems) < 2 or len(spec.systems) != len(spec.args):
-        raise NclueError(f"system {name!r}: rrf fuses two or more systems, e.g. rrf(bm25.and, bm25.decompose(distinct))")
+        raise NclueError(
+            f"system {name!r}: rrf fuses two or more systems, e.g. rrf(bm25.and, bm25.decompose(distinct))"
+        )
     unknown = {key for key, _ in spec.options} - {"k", "depth"}
     if unknown:
         raise NclueError(f"system {name!r}: unknown rrf options {sorted(unknown)}; allowed: k, depth")

@@ -91,7 +91,7 @@ class MaxSimBackbone:
         return out
 
 
-def load_backbone(workspace: "Workspace", variant: str | None) -> MaxSimBackbone:
+def load_backbone(workspace: Workspace, variant: str | None) -> MaxSimBackbone:
     """Registry hook: MaxSim over the collection's dense index (``maxsim[:variant]``)."""
     dense = workspace.backbone("dense" if variant is None else f"dense:{variant}")
     assert isinstance(dense, DenseBackbone)

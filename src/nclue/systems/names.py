@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Union
 
 from nclue.errors import NclueError
 
@@ -51,7 +50,7 @@ class Call:
     """``func(arg, ..., key=value, ...)``: a combinator over systems (``rrf``, ``rerank``)."""
 
     func: str
-    args: tuple["Spec | str", ...]
+    args: tuple[Spec | str, ...]
     options: tuple[tuple[str, str], ...] = ()
 
     def option(self, key: str, default: str | None = None) -> str | None:
@@ -59,12 +58,12 @@ class Call:
         return dict(self.options).get(key, default)
 
     @property
-    def systems(self) -> tuple["Spec", ...]:
+    def systems(self) -> tuple[Spec, ...]:
         """The positional arguments that are systems."""
         return tuple(a for a in self.args if isinstance(a, (Op, Call)))
 
 
-Spec = Union[Op, Call]
+Spec = Op | Call
 
 
 def format_name(spec: Spec) -> str:

@@ -84,7 +84,11 @@ class JointSystem:
         texts = [request.text, *request.conditions]
         all_scores = self.backbone.page_scores(texts)
         joint, per_cond = all_scores[0], all_scores[1:]
-        doc_scores = pool_max(joint, pages.doc_offsets) if self.pool == 0 else pool_ptop(joint, pages.page_doc, pages.doc_offsets, self.pool)
+        doc_scores = (
+            pool_max(joint, pages.doc_offsets)
+            if self.pool == 0
+            else pool_ptop(joint, pages.page_doc, pages.doc_offsets, self.pool)
+        )
         out = []
         for d in top_documents(doc_scores, depth):
             surfaced = doc_pages(pages, int(d), joint, SURFACED)
@@ -176,7 +180,9 @@ class DecomposeSystem:
         ids = pages.id_list
         unique_pages = self.how == "distinct"  # an assignment never repeats a page
         out = []
-        for d, score, nums, row_pages, row_vals in zip(docs.tolist(), scores.tolist(), numbers.tolist(), ranked_pages, ranked_vals):
+        for d, score, nums, row_pages, row_vals in zip(
+            docs.tolist(), scores.tolist(), numbers.tolist(), ranked_pages, ranked_vals
+        ):
             if unique_pages and -1 not in row_pages:
                 surfaced = tuple(zip(row_pages, row_vals))
             elif unique_pages:
@@ -208,7 +214,12 @@ def build_op(spec: Op, backbone: Backbone) -> JointSystem | DecomposeSystem:
         if len(spec.args) > 1:
             raise NclueError(f"system {name!r}: joint takes one pooling argument (max or ptop{{p}})")
         if not spec.args:
-            return JointSystem(name, backbone, None if isinstance(backbone, DocScorer) else 0, page_aware=not isinstance(backbone, DocScorer))
+            return JointSystem(
+                name,
+                backbone,
+                None if isinstance(backbone, DocScorer) else 0,
+                page_aware=not isinstance(backbone, DocScorer),
+            )
         return JointSystem(name, backbone, _pool_arg(spec, spec.args[0]))
     if spec.op == "page_max" and not spec.args:
         return JointSystem(name, backbone, 0)
@@ -216,7 +227,9 @@ def build_op(spec: Op, backbone: Backbone) -> JointSystem | DecomposeSystem:
         return JointSystem(name, backbone, _pool_arg(spec, spec.op))
     if spec.op == "decompose":
         if len(spec.args) != 1 or spec.args[0] not in ("min", "product", "hmean", "distinct"):
-            raise NclueError(f"system {name!r}: use decompose(min), decompose(product), decompose(hmean) or decompose(distinct)")
+            raise NclueError(
+                f"system {name!r}: use decompose(min), decompose(product), decompose(hmean) or decompose(distinct)"
+            )
         return DecomposeSystem(name, backbone, spec.args[0])
     from nclue.systems.registry import suggest
 

@@ -95,8 +95,7 @@ class Workspace:
             family, _, variant = token.partition(":")
             if family not in BACKBONES:
                 raise NclueError(
-                    f"unknown backbone {family!r}; known backbones: {', '.join(sorted(BACKBONES))}"
-                    + suggest(token)
+                    f"unknown backbone {family!r}; known backbones: {', '.join(sorted(BACKBONES))}" + suggest(token)
                 )
             module = _import(BACKBONES[family], f"backbone {family!r}")
             self._backbones[token] = module.load_backbone(self, variant or None)
@@ -115,7 +114,9 @@ class Workspace:
 
         if isinstance(spec, Call):
             if spec.func not in FUNCTIONS:
-                raise NclueError(f"unknown system combinator {spec.func!r} in {format_name(spec)!r}" + suggest(format_name(spec)))
+                raise NclueError(
+                    f"unknown system combinator {spec.func!r} in {format_name(spec)!r}" + suggest(format_name(spec))
+                )
             module = _import(FUNCTIONS[spec.func], f"combinator {spec.func!r}")
             return module.build_system(spec, self)
         assert isinstance(spec, Op)

@@ -181,13 +181,15 @@ class RerankSystem:
         ]
 
 
-def build_system(spec: Call, workspace: "Workspace") -> RerankSystem:
+def build_system(spec: Call, workspace: Workspace) -> RerankSystem:
     """Registry hook for ``rerank(BASE, SCORER, pool=N)``."""
     from nclue.models.crossencoder import resolve_scorer
 
     name = format_name(spec)
     if len(spec.args) != 2 or len(spec.systems) != 1 or not isinstance(spec.args[1], str):
-        raise NclueError(f"{name!r}: write rerank(BASE_SYSTEM, SCORER, pool=N), e.g. rerank(bm25.joint, minilm, pool=100)")
+        raise NclueError(
+            f"{name!r}: write rerank(BASE_SYSTEM, SCORER, pool=N), e.g. rerank(bm25.joint, minilm, pool=100)"
+        )
     unknown = [k for k, _ in spec.options if k != "pool"]
     if unknown:
         raise NclueError(f"{name!r}: unknown option {unknown[0]!r}; rerank takes only pool=N")
@@ -198,8 +200,15 @@ def build_system(spec: Call, workspace: "Workspace") -> RerankSystem:
     kind, model_dir = resolve_scorer(spec.args[1])
     texts = lambda: workspace.store.texts  # noqa: E731 - deferred read of page texts
     scorer: PoolScorer = (
-        CrossEncoderPassages(model_dir, texts) if kind == "cross" else BiEncoderPassages(model_dir, workspace.collection_dir, texts)
+        CrossEncoderPassages(model_dir, texts)
+        if kind == "cross"
+        else BiEncoderPassages(model_dir, workspace.collection_dir, texts)
     )
     return RerankSystem(
-        name=name, base=base, scorer=scorer, pages=workspace.pages, doc_index=workspace.store.doc_index, pool=int(raw_pool)
+        name=name,
+        base=base,
+        scorer=scorer,
+        pages=workspace.pages,
+        doc_index=workspace.store.doc_index,
+        pool=int(raw_pool),
     )

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from nclue.errors import NclueError
-from nclue.evaluate.benchmark import Benchmark
 from nclue.runfile import parse_run
+from nclue.scoring.benchmark import Benchmark
 from nclue.types import Run
 
 PAD = -1
@@ -94,8 +94,12 @@ def load_run(path: str | Path, bench: Benchmark, name: str | None = None) -> Run
     """
     p = Path(path)
     parsed = parse_run(p)
-    return _encode(name or p.stem, {qid: [(d, s, _top_pages(pg) if pg else None) for d, s, pg, _ in rows]
-                                    for qid, rows in parsed.items()}, bench, p)
+    return _encode(
+        name or p.stem,
+        {qid: [(d, s, _top_pages(pg) if pg else None) for d, s, pg, _ in rows] for qid, rows in parsed.items()},
+        bench,
+        p,
+    )
 
 
 def from_records(run: Run, bench: Benchmark) -> RunMatrix:

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nclue.evaluate.benchmark import GOLD, Benchmark
-from nclue.evaluate.runs import PAD, RunMatrix
+from nclue.scoring.benchmark import GOLD, Benchmark
+from nclue.scoring.runs import PAD, RunMatrix
 
 MISS, SUBSET_FIRST, GOLD_FIRST = 0, 1, 2
 OUTCOME_NAMES = ("miss", "subset_first", "gold_first")

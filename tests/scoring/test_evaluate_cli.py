@@ -119,7 +119,7 @@ def test_cli_errors_are_nclue_errors(app, s6_release, runs, tmp_path):
 
 
 def test_compare_runs_blocks_only_api(s6_release, runs):
-    from nclue.evaluate import Benchmark, Block, compare_runs, load_run, score_runs
+    from nclue.scoring import Benchmark, Block, compare_runs, load_run, score_runs
 
     bench = Benchmark.open(s6_release)
     scores = score_runs(bench, [load_run(p, bench) for p in runs])

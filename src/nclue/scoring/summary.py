@@ -11,9 +11,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from nclue.evaluate.benchmark import Benchmark
-from nclue.evaluate.metrics import GOLD_FIRST, MISS, OUTCOME_NAMES, SUBSET_FIRST, Scores
-from nclue.evaluate.results import HEADLINE, PAGE_METRICS, SHARES
+from nclue.scoring.benchmark import Benchmark
+from nclue.scoring.metrics import GOLD_FIRST, MISS, OUTCOME_NAMES, SUBSET_FIRST, Scores
+from nclue.scoring.results import HEADLINE, PAGE_METRICS, SHARES
 
 
 def metric_matrix(scores: Scores, metric: str) -> np.ndarray:

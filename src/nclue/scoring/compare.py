@@ -1,6 +1,6 @@
 """Paired base–variant contrasts with their uncertainty and sensitivity (``docs/statistics.md``).
 
-:func:`compare_runs` returns a :class:`~nclue.evaluate.results.Comparison`; every effect,
+:func:`compare_runs` returns a :class:`~nclue.scoring.results.Comparison`; every effect,
 interval and bound is in percentage points, p-values are plain probabilities. Declared contrasts (each variant
 against the base) are Holm-corrected on the family randomization p of the primary
 metric (n-Clue Score). Optional *blocks* group every tried endpoint of one operation
@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from nclue.errors import NclueError
-from nclue.evaluate.benchmark import Benchmark
-from nclue.evaluate.metrics import GOLD_FIRST, MISS, SUBSET_FIRST, Scores
-from nclue.evaluate.results import HEADLINE, BlockTest, Comparison, Contrast
-from nclue.evaluate.summary import metric_matrix
+from nclue.scoring.benchmark import Benchmark
+from nclue.scoring.metrics import GOLD_FIRST, MISS, SUBSET_FIRST, Scores
+from nclue.scoring.results import HEADLINE, BlockTest, Comparison, Contrast
+from nclue.scoring.summary import metric_matrix
 from nclue.stats import (
     bootstrap_ci,
     crossed_bootstrap,

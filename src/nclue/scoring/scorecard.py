@@ -13,11 +13,11 @@ from typing import Literal
 
 import numpy as np
 
-from nclue.evaluate.benchmark import Benchmark
-from nclue.evaluate.metrics import Scores, score_runs
-from nclue.evaluate.results import HEADLINE, RunSummary, Scorecard
-from nclue.evaluate.runs import RunMatrix
-from nclue.evaluate.summary import metric_matrix, summarise, summarise_strata
+from nclue.scoring.benchmark import Benchmark
+from nclue.scoring.metrics import Scores, score_runs
+from nclue.scoring.results import HEADLINE, RunSummary, Scorecard
+from nclue.scoring.runs import RunMatrix
+from nclue.scoring.summary import metric_matrix, summarise, summarise_strata
 from nclue.stats import bootstrap_ci, spearman_matrix
 from nclue.types import DEFAULT_SEED
 

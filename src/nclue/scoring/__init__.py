@@ -2,7 +2,7 @@
 
 Typical use::
 
-    from nclue.evaluate import Benchmark, load_run, score_runs, scorecard
+    from nclue.scoring import Benchmark, load_run, score_runs, scorecard
     bench = Benchmark.open("BENCH")
     runs = [load_run(p, bench) for p in paths]
     scores = score_runs(bench, runs, k=10)      # per-query arrays (n_runs, n_queries)
@@ -11,13 +11,13 @@ Typical use::
 Most users call :func:`nclue.evaluate` and :func:`nclue.compare` instead (``nclue.api``).
 """
 
-from nclue.evaluate.benchmark import Benchmark, build_benchmark
-from nclue.evaluate.compare import Block, compare_runs, read_blocks
-from nclue.evaluate.metrics import Scores, score_runs
-from nclue.evaluate.results import BlockTest, Comparison, Contrast, RunSummary, Scorecard
-from nclue.evaluate.runs import RunMatrix, from_records, load_run
-from nclue.evaluate.scorecard import CI_KINDS, evaluate, scorecard
-from nclue.evaluate.summary import metric_matrix, per_query_rows, strata, summarise, summarise_strata
+from nclue.scoring.benchmark import Benchmark, build_benchmark
+from nclue.scoring.compare import Block, compare_runs, read_blocks
+from nclue.scoring.metrics import Scores, score_runs
+from nclue.scoring.results import BlockTest, Comparison, Contrast, RunSummary, Scorecard
+from nclue.scoring.runs import RunMatrix, from_records, load_run
+from nclue.scoring.scorecard import CI_KINDS, evaluate, scorecard
+from nclue.scoring.summary import metric_matrix, per_query_rows, strata, summarise, summarise_strata
 
 __all__ = [
     "Benchmark",

@@ -186,8 +186,13 @@ class BlockTest:
 
     def to_json(self) -> dict:
         return json_safe(
-            {"base": self.base, "display": self.display, "endpoints": self.endpoints, "p_block": self.p_block,
-             "p_holm": self.p_holm}
+            {
+                "base": self.base,
+                "display": self.display,
+                "endpoints": self.endpoints,
+                "p_block": self.p_block,
+                "p_holm": self.p_holm,
+            }
         )
 
 
@@ -377,8 +382,15 @@ def sensitivity_table(contrasts: Sequence[Contrast]) -> Table:
         if c.has_sensitivity
     )
     return Table(
-        ("Contrast", "Observed", "Crossed gold 95% CI", "Crossed all-judged 95% CI", "Leave-one-gold-doc range",
-         "Remove top-20 gold docs", "Remove top-20 judged docs"),
+        (
+            "Contrast",
+            "Observed",
+            "Crossed gold 95% CI",
+            "Crossed all-judged 95% CI",
+            "Leave-one-gold-doc range",
+            "Remove top-20 gold docs",
+            "Remove top-20 judged docs",
+        ),
         rows,
         "lrcccrr",
         "Shared-document sensitivity of ΔScore (pp): crossed query × document bootstraps over gold and over all "
@@ -390,8 +402,11 @@ def sensitivity_table(contrasts: Sequence[Contrast]) -> Table:
 def promotion_table(contrasts: Sequence[Contrast]) -> Table:
     """The exact adversarial promotion bound of each n-Clue contrast (pp)."""
     rows = tuple(
-        (c.name, fmt_pp(c.delta["n_clue_score"], sign=True),
-         *(fmt_pp(c.promotion_bound[str(k)], sign=True) for k in (1, 2, 3)))
+        (
+            c.name,
+            fmt_pp(c.delta["n_clue_score"], sign=True),
+            *(fmt_pp(c.promotion_bound[str(k)], sign=True) for k in (1, 2, 3)),
+        )
         for c in contrasts
     )
     return Table(
@@ -406,8 +421,15 @@ def promotion_table(contrasts: Sequence[Contrast]) -> Table:
 def blocks_table(blocks: Iterable[BlockTest]) -> Table:
     """Blockwise max-|T| with Holm across blocks."""
     rows = tuple(
-        (b.name, b.base, b.display, fmt_pp(b.endpoints[b.display]["delta"], sign=True), fmt_p(b.p_block),
-         fmt_p(b.p_holm), str(len(b.endpoints)))
+        (
+            b.name,
+            b.base,
+            b.display,
+            fmt_pp(b.endpoints[b.display]["delta"], sign=True),
+            fmt_p(b.p_block),
+            fmt_p(b.p_holm),
+            str(len(b.endpoints)),
+        )
         for b in blocks
     )
     return Table(

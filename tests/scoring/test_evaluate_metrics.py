@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from nclue_eval_helpers import write_jsonl, write_trec
 
-from nclue.evaluate import Benchmark, from_records, load_run, score_runs, summarise
-from nclue.evaluate.metrics import GOLD_FIRST, MISS, SUBSET_FIRST
-from nclue.evaluate.summary import strata
+from nclue.scoring import Benchmark, from_records, load_run, score_runs, summarise
+from nclue.scoring.metrics import GOLD_FIRST, MISS, SUBSET_FIRST
+from nclue.scoring.summary import strata
 from nclue.types import RankedDoc, Run
 
 GOLD = "world_bank_34454344"
@@ -149,7 +149,7 @@ def test_gold_support_and_page_coverage(s6_release, tmp_path):
 
 
 def _random_case(rng, n_queries=40):
-    from nclue.evaluate import build_benchmark
+    from nclue.scoring import build_benchmark
     from nclue.types import Judgment
 
     qids = [f"q{i}" for i in range(n_queries)]
