@@ -6,7 +6,7 @@ grouped into ~450 gold-set families. Scores are distinct floats (no ties), so ev
 scorer sees the same ranking.
 
 Timed:
-1. full scorecard (all SPEC §3 metrics for 70 runs) + exact-family bootstrap (1,000
+1. full scorecard (all docs/metrics.md metrics for 70 runs) + exact-family bootstrap (1,000
    replicates, 4 metrics × 70 runs) + eight paired family randomization tests
    (10,000 draws); goal < 5 s on 2 cores;
 2. nDCG@10 alone for the 70 runs: nclue (``score_runs``, which computes every metric;

@@ -15,7 +15,7 @@ In one process, on the same page texts:
    pages and each assigned page scores positive for, and contains a term of, its condition.
 4. **Quality (indicative)** — a phrase pseudo-benchmark: a condition is a two-word phrase
    taken from a page; its inventory ``P(d, c)`` is every page containing the phrase
-   (word-boundary match); gold/partial labels follow SPEC §2 (distinct-page Hall matching,
+   (word-boundary match); gold/partial labels follow docs/labels.md (distinct-page Hall matching,
    no single page holding every condition). n-Clue Score@10 and Gold Hit@10 per system.
 
 The collection's parquet files are linked into a temporary directory so the index is
@@ -201,7 +201,7 @@ def check_evidence(workspace, requests, results) -> tuple[int, int]:  # noqa: AN
 
 
 def pseudo_qrels(store, queries) -> list[dict[str, str]]:  # noqa: ANN001
-    """Phrase inventory → labels per SPEC §2 (gold needs a distinct-page assignment and no all-in-one page)."""
+    """Phrase inventory → labels per docs/labels.md (gold needs a distinct-page assignment and no all-in-one page)."""
     from nclue.systems.aggregate import distinct_assign
 
     norm = [" " + " ".join(re.findall(r"\w+", t.lower())) + " " for t in store.texts]

@@ -1,4 +1,4 @@
-"""Conditions, query parsing, and the three verbatim renderings of SPEC §2.
+"""Conditions, query parsing, and the three verbatim renderings of ``docs/labels.md#renderings``.
 
 * ``raw``: the construction text (here: the conditions joined by ``" "``, unless the
   builder supplies its own raw text);

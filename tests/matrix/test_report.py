@@ -110,3 +110,36 @@ def test_reproduce_fails_naming_the_cell_on_a_changed_qrel(
     assert any(f.startswith("bench/qrels.jsonl") for f in result.hash_failures)
     assert any(f.startswith("scorecard › ") and "drift" in f for f in result.cell_failures)
     assert frozen["scorecard"]
+
+
+def _headers(markdown: str, first_cell: str) -> list[str]:
+    line = next(line for line in markdown.splitlines() if line.startswith(f"| {first_cell} |"))
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def test_evaluate_compare_and_report_name_each_statistic_alike(frozen_runs: Path, small_bench: Path, cli) -> None:
+    frozen = json.loads((frozen_runs / FROZEN).read_text())
+    names = sorted(frozen["scorecard"])
+    result = cli("evaluate", small_bench, *(frozen_runs / f"{n}.jsonl" for n in names), "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    report = frozen_runs.parent / "report"
+    evaluate_headers = _headers(result.output, "Rank")
+    report_headers = _headers((report / "table_s1_scorecard.md").read_text(), "Rank")
+    assert evaluate_headers == [h for h in report_headers if h != "Cat."]
+    lexical = frozen["contrasts"]["Lexical composition"]
+    result = cli(
+        "compare",
+        small_bench,
+        frozen_runs / f"{lexical['base']}.jsonl",
+        frozen_runs / f"{lexical['variant']}.jsonl",
+        "--format",
+        "markdown",
+        "--draws",
+        "999",
+        "--bootstrap",
+        "200",
+    )
+    assert result.exit_code == 0, result.output
+    compare_headers = _headers(result.output, "Contrast")
+    report_contrast = _headers((report / "table_s1e_contrasts.md").read_text(), "Contrast")
+    assert report_contrast[: len(compare_headers)] == compare_headers and report_contrast[-1] == "Sel.+Holm p"

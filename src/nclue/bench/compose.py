@@ -1,4 +1,4 @@
-"""Compose rare conjunctive queries from the inventory and select them (SPEC §5.3).
+"""Compose rare conjunctive queries from the inventory and select them (``docs/construction.md#composition``).
 
 **Candidate generation** (seeded). Repeatedly draw a document that establishes at least
 two conditions, draw ``n`` ∈ {2, 3} (probability ``p_three`` for 3), and draw ``n`` of

@@ -1,6 +1,6 @@
 """Mine the page-fact inventory ``P0(d, c)``: candidate conditions and the pages that establish them.
 
-This is the deterministic **offline judge** (SPEC §5.2). Over the tokens of
+This is the deterministic **offline judge** (``docs/construction.md#offline-judge``). Over the tokens of
 :mod:`nclue.bench.text` every word n-gram (n = 1..3, not crossing a break, first and
 last word a content word of ≥ 3 letters, an inner word either a content word or *of*)
 is keyed by its S-stemmed, case-folded words, so case, hyphenation and inflection

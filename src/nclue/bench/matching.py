@@ -1,4 +1,4 @@
-"""Clue counts, distinct-page assignment (Hall matching) and the gold/partial label (SPEC §2).
+"""Clue counts, distinct-page assignment (Hall matching) and the gold/partial label (``docs/labels.md#gold``).
 
 For a query with conditions ``c_1..c_n`` and a document with evidence page sets
 ``P_i = P(d, c_i)``:

@@ -1,6 +1,6 @@
 """``nclue collection info``: what a page store holds, and the extraction quality gate.
 
-The gate (SPEC §5): per ``source``, the share of page rows with *usable text* — at
+The gate (``docs/construction.md#extraction-gate``): per ``source``, the share of page rows with *usable text* — at
 least ``min_chars`` non-whitespace characters (default 10, about two words; blank pages
 and pages holding only a page number fall below it) — must reach ``threshold``
 (default 0.98). Failed files do not contribute page rows; they are counted by reason.

@@ -11,7 +11,7 @@ A spec is a TOML file (the default ships as ``nclue/matrix/default.toml``)::
     block = "decomposition"     # standalone | decomposition | fusion | reranking | baseline
     forms = ["raw", "clean_v2", "natural"]   # optional: query-form controls
 
-    [[contrast]]                # a displayed base→variant pair (SPEC §4)
+    [[contrast]]                # a displayed base→variant pair (docs/statistics.md#blockwise-max-t)
     name = "Lexical composition"
     base = "bm25.joint"
     variants = ["bm25.decompose(min)", "bm25.decompose(distinct)"]

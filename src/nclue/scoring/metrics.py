@@ -1,4 +1,4 @@
-"""The n-Clue metrics of SPEC §3, vectorised over runs and queries.
+"""The n-Clue metrics of ``docs/metrics.md``, vectorised over runs and queries.
 
 Every run is encoded once as an ``(n_runs, n_queries, k)`` int8 label matrix
 (0 = unjudged/absent, 1 = partial, 2 = gold) and an int16 grade matrix; each metric is
@@ -92,7 +92,7 @@ def discounts(k: int) -> np.ndarray:
 
 
 def score_runs(bench: Benchmark, runs: Sequence[RunMatrix], k: int = 10) -> Scores:
-    """Score every run on every benchmark query at cutoff ``k`` (SPEC §3)."""
+    """Score every run on every benchmark query at cutoff ``k`` (``docs/metrics.md``)."""
     if k < 1:
         raise ValueError("k must be >= 1")
     rows, labels, grades = encode_labels(bench, runs, k)

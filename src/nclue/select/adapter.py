@@ -7,7 +7,7 @@ Mapping (one task per query):
 * pool = the query's judged documents (every ``qrels.jsonl`` row, i.e. grade ≥ 1), plus
   ``distractors`` documents drawn per query with ``numpy.random.default_rng(seed)`` from the
   release corpus outside that union — grade 0 exactly, because a release emits every document
-  with a non-empty inventory page set for some condition (SPEC §5.3). Pools are sorted by ID, so
+  with a non-empty inventory page set for some condition (``docs/construction.md#composition``). Pools are sorted by ID, so
   pool order carries no label;
 * labels: one judge, ``inventory``, whose marks are agreed by definition: grade = clue count,
   requirements = the conditions with a non-empty evidence page set.

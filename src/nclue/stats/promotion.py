@@ -1,4 +1,4 @@
-"""Adversarial promotion bound for an n-Clue Score contrast (SPEC §4, seed Table S1h).
+"""Adversarial promotion bound for an n-Clue Score contrast (``docs/statistics.md#adversarial-promotion-bound``, the seed's Table S1h).
 
 Question: how low can ``variant − base`` go if up to ``k`` currently judged subsets per
 query (ones in either system's top-k) were really gold? The bound is exact and has a

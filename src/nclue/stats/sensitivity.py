@@ -1,4 +1,4 @@
-"""Shared-document sensitivity of a per-query contrast (SPEC §4, seed Tables S1g/S1i).
+"""Shared-document sensitivity of a per-query contrast (``docs/statistics.md#crossed-query-document-bootstrap``, the seed's Tables S1g/S1i).
 
 Queries that share documents are not independent. Three stress checks, each over the
 query–document *membership* graph (``memberships="gold"``: a query's gold documents;
@@ -8,7 +8,7 @@ query–document *membership* graph (``memberships="gold"``: a query's gold docu
 (:meth:`nclue.scoring.benchmark.Benchmark.incidence`).
 
 * **Crossed query × document bootstrap**: independent Poisson(1) weights ``w_q`` on
-  queries and ``u_d`` on the documents that belong to some query. ``combine="product"`` (SPEC §4) gives query ``q`` the
+  queries and ``u_d`` on the documents that belong to some query. ``combine="product"`` gives query ``q`` the
   weight ``w_q · Π_{d ∈ D(q)} u_d``; ``combine="membership"`` gives it
   ``w_q · Σ_{d ∈ D(q)} u_d``, i.e. every (query, document) membership is a cell with the
   product weight ``w_q u_d`` of Owen (2007, "The pigeonhole bootstrap"). A product over

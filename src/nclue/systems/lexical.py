@@ -15,7 +15,7 @@ scores, the document-level view, exact term containment). Operations of its own:
   ``w_c(p) = (n + 1)·match_c(p) + ŝ_c(p)`` with ``ŝ_c`` the max-normalised BM25 score, and
   the document score is the best injective assignment of conditions to distinct pages
   under ``w``. Since ``Σ ŝ ≤ n < n + 1``, this ranks documents lexicographically by the
-  number of conditions matched on distinct pages — the gold rule of SPEC §2 applied to
+  number of conditions matched on distinct pages — the gold rule of ``docs/labels.md#gold`` applied to
   exact matches — then by SDR score. Bag-of-words BM25 lets one strong condition (or a
   condition's words scattered over a page) outweigh a missing one; ``cover`` does not.
 

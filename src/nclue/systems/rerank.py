@@ -1,6 +1,6 @@
 """``rerank(BASE, SCORER, pool=100)``: rescore a fixed candidate pool, never extend it.
 
-The pool is exactly ``BASE``'s top ``pool`` documents for the request (SPEC §6: top 100
+The pool is exactly ``BASE``'s top ``pool`` documents for the request (``docs/systems.md``: top 100
 for text). Each pooled document gets a new score and the pool is re-sorted by it
 (descending; equal scores keep the base order — a stable sort); documents outside the
 pool are never added, so the output is a permutation of the pool truncated at ``depth``.
