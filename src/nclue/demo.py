@@ -46,7 +46,7 @@ def run_demo(out: Path, dense_backend: str = "onnx", workers: int = 2, queries: 
     from nclue.corpus.info import collection_info, render_info
     from nclue.corpus.ingest import ingest
     from nclue.index.dense import build_dense_index
-    from nclue.index.lexical import build_lexical_index, index_exists
+    from nclue.index.lexical import build_lexical_index
     from nclue.matrix.runner import run_matrix
     from nclue.matrix.spec import load_matrix
     from nclue.report.paper import compute_report, write_report
@@ -64,7 +64,7 @@ def run_demo(out: Path, dense_backend: str = "onnx", workers: int = 2, queries: 
     _done(t)
 
     t = _stage("3/7 lexical page index (bm25s)")
-    if not index_exists(collection):
+    if not _lexical_ok(collection):
         build_lexical_index(collection)
     _done(t)
 
@@ -98,6 +98,17 @@ def run_demo(out: Path, dense_backend: str = "onnx", workers: int = 2, queries: 
     return report / "index.md"
 
 
+def _lexical_ok(collection: Path) -> bool:
+    """The lexical index is reused only when it opens: present, current format, fresh, undamaged."""
+    from nclue.index.lexical import LexicalIndex
+
+    try:
+        LexicalIndex(collection)
+    except NclueError:
+        return False
+    return True
+
+
 def _release_ok(bench: Path, verify_release) -> bool:  # noqa: ANN001 - nclue.bench.release.verify
     """A release is reused only when it exists and ``bench verify`` finds no problem."""
     if not (bench / "MANIFEST.json").is_file():
@@ -113,4 +124,4 @@ def _print_top(data: PaperReport, rows: int = 10) -> None:
     from nclue.scoring.results import scorecard_table
 
     table = scorecard_table(data.card, data.fair[:rows], data.categories)
-    Console(width=max(console.width, 120)).print(table.to_rich())
+    Console(width=max(console.width, 170)).print(table.to_rich())

@@ -8,12 +8,15 @@ never a torn one.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
 import json
 import math
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +165,56 @@ def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
 def sha256_bytes(data: bytes) -> str:
     """Hex SHA-256 of ``data``."""
     return hashlib.sha256(data).hexdigest()
+
+
+LOCK_FILE = ".nclue.lock"
+
+
+def writable_dir(path: str | os.PathLike[str], what: str) -> Path:
+    """Create ``path`` (and parents) if needed and check that nclue can write there.
+
+    Raises :class:`NclueError` naming the folder and the fix for a read-only file system, a
+    missing permission or a path that is a file — instead of a traceback from deep inside a
+    writer.
+    """
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise NclueError(f"{target}: exists and is not a folder; choose another {what}")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-check.", dir=target)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        reason = "the file system is read-only" if exc.errno == errno.EROFS else (exc.strerror or str(exc)).lower()
+        raise NclueError(f"{target}: cannot write the {what} here ({reason}); choose a writable folder") from None
+    return target
+
+
+@contextmanager
+def exclusive_lock(directory: str | os.PathLike[str], what: str) -> Iterator[None]:
+    """Hold ``DIR/.nclue.lock`` while one job writes ``directory``; a second job is refused.
+
+    The lock is an ``fcntl.flock`` on the file, released by the kernel when the process
+    ends (also after SIGKILL), so a killed job never leaves a stale lock behind.
+    """
+    folder = Path(directory)
+    path = folder / LOCK_FILE
+    handle = open(path, "a+")  # noqa: SIM115 - held for the whole block
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise NclueError(
+                f"{folder}: another nclue job is writing this {what} ({holder}); wait for it to finish, "
+                "or write to another folder"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+        yield
+    finally:
+        handle.close()

@@ -28,7 +28,15 @@ from nclue.bench.validate import validate_release
 from nclue.bench.verify import control_scores, write_sums
 from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
-from nclue.io import atomic_write_text, dumps_canonical, sha256_bytes, write_json, write_jsonl
+from nclue.io import (
+    atomic_write_text,
+    dumps_canonical,
+    exclusive_lock,
+    sha256_bytes,
+    writable_dir,
+    write_json,
+    write_jsonl,
+)
 from nclue.query import render_forms
 from nclue.release import BEIR_QRELS, CORPUS_FILE, QRELS_FILE, QUERIES_FILE, Release
 from nclue.types import CorpusDoc, Judgment, Query
@@ -92,8 +100,14 @@ def build(
         raise NclueError(
             f"{collection}: the collection has no pages; ingest PDFs first with `nclue ingest PDF_DIR {collection}`"
         )
-    out_dir = Path(out)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = writable_dir(out, "benchmark release")
+    with exclusive_lock(out_dir, "benchmark release"):
+        return _build(collection, store, out_dir, options, tick)
+
+
+def _build(collection: str | Path, store: PageStore, out_dir: Path, options: BuildOptions, tick: Tick) -> BuildSummary:
+    """:func:`build` while holding the output folder's lock."""
+    n_docs = len(store.doc_ids)
 
     tick("mine", 0, n_docs)
     inventory = mine(store, options.mine, lambda n: tick("mine", n, None))

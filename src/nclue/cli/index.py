@@ -54,10 +54,12 @@ def index(
     dense_batch_size: int = typer.Option(16, "--dense-batch-size", min=1, help="Encoder batch size."),
     dense_dtype: Dtype = typer.Option(Dtype.float32, "--dense-dtype", help="Stored vector dtype."),
     rebuild: bool = typer.Option(False, "--rebuild", help="Replace a dense index built with other settings."),
+    verify: bool = typer.Option(False, "--verify", help="Check every index file's SHA-256 instead of building."),
 ) -> None:
     """Build page indexes inside the collection (COLLECTION/index/...).
 
-    With neither --lexical nor --dense, builds the lexical index.
+    With neither --lexical nor --dense, builds the lexical index. --verify re-hashes every
+    index file in full (loads check only sizes and samples) and exits 1 on any damage.
 
     Example: nclue index ./coll --lexical --dense minilm --dense-backend onnx
 
@@ -70,6 +72,9 @@ def index(
 
     console = Console(stderr=True)
     store = PageStore.open(collection)
+    if verify:
+        _verify(collection, console)
+        return
     if lexical or not dense:
         with console.status(f"BM25 index of {store.n_pages} pages"):
             path = build_lexical_index(collection, BM25Params(k1=k1, b=b, method=method.value), store=store)
@@ -94,6 +99,23 @@ def index(
             progress=True,
         )
         console.print(f"wrote {path}", highlight=False)
+
+
+def _verify(collection: Path, console) -> None:  # noqa: ANN001 - rich Console
+    from nclue.index.dense import verify_dense_indexes
+    from nclue.index.lexical import index_exists, verify_lexical_index
+
+    found = {"lexical": verify_lexical_index(collection)} if index_exists(collection) else {}
+    found.update({f"dense/{name}": issues for name, issues in verify_dense_indexes(collection).items()})
+    if not found:
+        raise NclueError(f"{collection}: no index to verify; build one with `nclue index {collection} --lexical`")
+    for name, issues in found.items():
+        console.print(f"{'✓' if not issues else '✗'} {name}", style="green" if not issues else "red", markup=False)
+        for line in issues:
+            console.print(f"  {line}", markup=False, highlight=False)
+    damaged = [name for name, issues in found.items() if issues]
+    if damaged:
+        raise NclueError(f"{collection}: damaged index(es): {', '.join(damaged)}; rebuild them", exit_code=1)
 
 
 def register(app: typer.Typer) -> None:

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from nclue.corpus.store import PageStore
+from nclue.corpus.store import META_FILE, PageStore
+from nclue.errors import NclueError
 
 DEFAULT_THRESHOLD = 0.98
 DEFAULT_MIN_CHARS = 10
@@ -65,8 +66,16 @@ def collection_info(
                 "passed": bool(n_pages and share >= threshold),
             }
         )
-    meta_path = Path(collection_dir) / "collection.json"
-    meta = json.loads(meta_path.read_text("utf-8")) if meta_path.is_file() else {}
+    meta_path = Path(collection_dir) / META_FILE
+    try:
+        meta = json.loads(meta_path.read_text("utf-8")) if meta_path.is_file() else {}
+    except (OSError, ValueError) as exc:
+        raise NclueError(
+            f"{meta_path}: damaged ({type(exc).__name__}); re-ingest with `nclue ingest PDF_DIR {collection_dir}` "
+            "(unchanged PDFs are not extracted again)"
+        ) from None
+    if not isinstance(meta, dict):
+        raise NclueError(f"{meta_path}: not a JSON object; re-ingest with `nclue ingest PDF_DIR {collection_dir}`")
     return {
         "collection": str(collection_dir),
         "ocr": meta.get("ocr"),

@@ -51,9 +51,9 @@ from nclue.corpus.merge import (
     read_shards,
 )
 from nclue.corpus.pdftext import OCR_MODES, DocText, extract_pdf
-from nclue.corpus.store import DOCS_FILE, PAGES_FILE, write_table_atomic
+from nclue.corpus.store import DOCS_FILE, PAGES_FILE, pages_record, write_table_atomic
 from nclue.errors import NclueError
-from nclue.io import sha256_file, write_json
+from nclue.io import exclusive_lock, sha256_file, writable_dir, write_json
 
 WORK_DIR = ".ingest"
 FLUSH_PAGES = 2000
@@ -150,6 +150,27 @@ def _extract_task(path: str, sha: str, ocr: str) -> tuple[str, DocText]:
         return sha, DocText(status="error", error=f"{type(exc).__name__}: {exc}")
 
 
+def die_with_parent() -> None:
+    """Worker initializer: ask Linux to SIGKILL this worker when its parent dies.
+
+    A spawn worker holds both ends of its task pipe, so it would otherwise wait forever
+    (with the resource tracker) after the parent is SIGKILLed. ``prctl(PR_SET_PDEATHSIG)``
+    is Linux-only; elsewhere the call is skipped.
+    """
+    import ctypes
+    import ctypes.util
+    import signal
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    except OSError:
+        return
+    pr_set_pdeathsig = 1
+    libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() == 1:  # the parent died before the request took effect
+        os._exit(1)
+
+
 def _run_extraction(todo: list[SourceFile], ocr: str, workers: int, on_result: Callable[[str, DocText], None]) -> None:
     """Extract ``todo`` (largest file first) and hand each result to ``on_result`` as it completes."""
     ordered = sorted(todo, key=lambda f: (-f.n_bytes, f.doc_id))
@@ -158,7 +179,7 @@ def _run_extraction(todo: list[SourceFile], ocr: str, workers: int, on_result: C
             on_result(*_extract_task(str(item.abspath), item.sha256, ocr))
         return
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=die_with_parent) as pool:
         pending = set()
         queue = iter(ordered)
         for item in queue:
@@ -257,6 +278,28 @@ def ingest(
     files = scan_pdf_dir(pdf_dir, exclude=collection)
     if not files:
         raise NclueError(f"{pdf_dir}: no *.pdf files found; point PDF_DIR at a folder of PDFs")
+    writable_dir(collection, "collection")
+    with exclusive_lock(collection, "collection"):
+        summary = _ingest_locked(pdf_dir, collection, files, workers, ocr, progress, started)
+    if summary.n_docs == 0:
+        reasons = ", ".join(f"{count} {reason}" for reason, count in summary.failures.items()) or "none readable"
+        raise NclueError(
+            f"{pdf_dir}: no document could be ingested ({reasons}); see {collection / DOCS_FILE} for each file's error",
+            exit_code=1,
+        )
+    return summary
+
+
+def _ingest_locked(
+    pdf_dir: str | os.PathLike[str],
+    collection: Path,
+    files: list[SourceFile],
+    workers: int,
+    ocr: str,
+    progress: bool,
+    started: float,
+) -> IngestSummary:
+    """The work of :func:`ingest` while it holds the collection's lock."""
     canonical: dict[str, str] = {}
     for item in files:
         canonical.setdefault(item.key, item.doc_id)
@@ -269,11 +312,11 @@ def ingest(
     results: dict[str, Stored] = {}
     read_previous_store(collection, ocr, chunks, results)
     read_shards(work, ocr, chunks, results)
+    n_reused = sum(1 for item in unique if item.key in results)
     for item in unique:
         if not item.sha256:
             results[item.key] = Stored("unreadable", "cannot read file", 0)
     todo = [item for item in unique if item.key not in results]
-    n_reused = len(unique) - len(todo)
     writer = ShardWriter(work, ocr, chunks, results, FLUSH_PAGES, FLUSH_SECONDS)
     extracted_pages = 0
     extract_started = time.perf_counter()
@@ -309,11 +352,12 @@ def ingest(
             "n_pages": pages_table.num_rows,
             "n_chars": n_chars,
             "failures": failures,
+            "pages": pages_record(collection),
         },
     )
     shutil.rmtree(work, ignore_errors=True)
     duplicates = [(item.doc_id, canonical[item.key]) for item in files if canonical[item.key] != item.doc_id]
-    summary = IngestSummary(
+    return IngestSummary(
         collection=collection,
         n_files=len(files),
         n_docs=n_docs,
@@ -327,10 +371,3 @@ def ingest(
         duplicates=duplicates,
         failures=failures,
     )
-    if n_docs == 0:
-        reasons = ", ".join(f"{count} {reason}" for reason, count in failures.items()) or "none readable"
-        raise NclueError(
-            f"{pdf_dir}: no document could be ingested ({reasons}); see {collection / DOCS_FILE} for each file's error",
-            exit_code=1,
-        )
-    return summary

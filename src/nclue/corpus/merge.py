@@ -24,10 +24,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from nclue.corpus.pdftext import DocText
-from nclue.corpus.store import DOCS_FILE, DOCS_SCHEMA, PAGES_FILE, PAGES_SCHEMA
+from nclue.corpus.store import DOCS_FILE, DOCS_SCHEMA, META_FILE, PAGES_FILE, PAGES_SCHEMA
 from nclue.io import atomic_write_bytes
 
-META_FILE = "collection.json"
 FORMAT_VERSION = 1
 SHARD_SUFFIX = ".arrow"
 SHARD_SCHEMA = pa.schema(

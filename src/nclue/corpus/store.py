@@ -16,7 +16,9 @@ plus ``doc_offsets`` so that pages of document ``i`` are rows
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -27,10 +29,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nclue.errors import NclueError
-from nclue.io import atomic_write_bytes
+from nclue.io import atomic_write_bytes, sha256_file
 
 DOCS_FILE = "docs.parquet"
 PAGES_FILE = "pages.parquet"
+META_FILE = "collection.json"
 
 DOCS_SCHEMA = pa.schema(
     [
@@ -62,6 +65,60 @@ def write_table_atomic(path: str | os.PathLike[str], table: pa.Table) -> None:
     atomic_write_bytes(path, buffer.getvalue())
 
 
+def _read_parquet(path: Path, schema: pa.Schema) -> pa.Table:
+    """A page-store table, or one line naming the damaged file and the fix."""
+    fix = f"re-ingest with `nclue ingest PDF_DIR {path.parent}` (unchanged PDFs are not extracted again)"
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        raise NclueError(f"{path}: damaged or not a Parquet file ({type(exc).__name__}); {fix}") from None
+    missing = [name for name in schema.names if name not in table.column_names]
+    if missing:
+        raise NclueError(f"{path}: not an nclue page-store table (no column {', '.join(missing)}); {fix}")
+    return table
+
+
+TAIL_BYTES = 1 << 16
+
+
+def _tail_sha256(path: Path) -> str:
+    """SHA-256 of the last 64 KiB of a file (a Parquet file's footer: schema, offsets, statistics)."""
+    with open(path, "rb") as handle:
+        handle.seek(max(0, path.stat().st_size - TAIL_BYTES))
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+def pages_fingerprint(root: str | os.PathLike[str]) -> str:
+    """SHA-256 of ``pages.parquet``: the collection's content fingerprint, checked by every index.
+
+    ``nclue ingest`` records it in ``collection.json`` with the file's size and the hash of its
+    footer; when both still match the file, the recorded value is used (no full read), otherwise
+    the file is hashed again — so a store replaced behind ingest's back is still detected.
+    """
+    base = Path(root)
+    path = base / PAGES_FILE
+    if not path.is_file():
+        raise NclueError(f"{base}: not a collection (no {PAGES_FILE}); build it with `nclue ingest PDF_DIR {base}`")
+    try:
+        recorded = json.loads((base / META_FILE).read_text(encoding="utf-8")).get("pages")
+        if (
+            isinstance(recorded, dict)
+            and recorded.get("bytes") == path.stat().st_size
+            and recorded.get("tail_sha256") == _tail_sha256(path)
+            and isinstance(recorded.get("sha256"), str)
+        ):
+            return recorded["sha256"]
+    except (OSError, ValueError, AttributeError):
+        pass
+    return sha256_file(path)
+
+
+def pages_record(root: str | os.PathLike[str]) -> dict[str, object]:
+    """What ``collection.json`` stores about ``pages.parquet``: size, footer hash and SHA-256."""
+    path = Path(root) / PAGES_FILE
+    return {"bytes": path.stat().st_size, "tail_sha256": _tail_sha256(path), "sha256": sha256_file(path)}
+
+
 @dataclass
 class PageStore:
     """Read access to a collection directory's page store."""
@@ -81,8 +138,8 @@ class PageStore:
             raise NclueError(
                 f"{base}: not a collection (missing {', '.join(missing)}); build it with `nclue ingest PDF_DIR {base}`"
             )
-        docs = pq.read_table(base / DOCS_FILE)
-        pages = pq.read_table(base / PAGES_FILE)
+        docs = _read_parquet(base / DOCS_FILE, DOCS_SCHEMA)
+        pages = _read_parquet(base / PAGES_FILE, PAGES_SCHEMA)
         return cls(root=base, docs=docs, pages=pages)
 
     @cached_property
@@ -122,6 +179,11 @@ class PageStore:
         if len(self.page_doc) and np.any(np.diff(self.page_doc) < 0):
             raise NclueError(f"{self.root / PAGES_FILE}: rows are not sorted by (doc_id, page); re-run `nclue ingest`")
         return offsets
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """SHA-256 of ``pages.parquet`` (:func:`pages_fingerprint`)."""
+        return pages_fingerprint(self.root)
 
     @cached_property
     def doc_sha256(self) -> dict[str, str]:

@@ -22,15 +22,17 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from nclue.corpus.store import PAGES_FILE, PageStore
+from nclue.corpus.store import PageStore, pages_fingerprint
 from nclue.errors import NclueError
-from nclue.io import atomic_write_bytes, sha256_file, write_json
+from nclue.index.integrity import check, problems, record_files
+from nclue.io import atomic_write_bytes, exclusive_lock, writable_dir, write_json
 from nclue.models.chunking import Chunks, chunk_pages
 from nclue.models.encoder import BACKENDS, Encoder, load_encoder, load_tokenizer, resolve_model_path
 from nclue.models.identity import model_identity
@@ -176,10 +178,47 @@ def build_dense_index(
         "overlap": int(overlap),
         "dtype": dtype,
         "shard_size": int(shard_size),
-        "pages_sha256": sha256_file(collection / PAGES_FILE),
+        "pages_sha256": store.fingerprint,
         "n_pages": int(store.n_pages),
         "max_chunks_per_page": max_chunks_per_page,
     }
+    writable_dir(dense_root(collection), "index")
+    with exclusive_lock(collection, "collection"):
+        return _build(
+            collection,
+            store,
+            path,
+            backend,
+            batch_size,
+            progress,
+            dtype,
+            shard_size,
+            rebuild,
+            threads,
+            max_chunks_per_page,
+            win,
+            directory,
+            settings,
+        )
+
+
+def _build(
+    collection: Path,
+    store: PageStore,
+    path: Path,
+    backend: str,
+    batch_size: int,
+    progress: bool,
+    dtype: str,
+    shard_size: int,
+    rebuild: bool,
+    threads: int | None,
+    max_chunks_per_page: int | None,
+    win: int,
+    directory: Path,
+    settings: dict[str, Any],
+) -> Path:
+    """:func:`build_dense_index` while holding the collection's lock."""
     if rebuild and directory.exists():
         shutil.rmtree(directory)
     existing = _read_manifest(directory)
@@ -192,10 +231,12 @@ def build_dense_index(
                 "rerun with the same settings to resume, or pass --rebuild to replace it"
             )
         if existing.get("complete"):
+            if "files" not in existing:  # finished before checksums were recorded: add them, no re-encoding
+                write_json(directory / MANIFEST, {**existing, "files": record_files(directory, (CHUNKS, VECTORS))})
             return directory
     tokenizer = load_tokenizer(path)
     texts = store.texts
-    chunks = chunk_pages(texts, tokenizer, win, int(overlap), max_chunks=max_chunks_per_page)
+    chunks = chunk_pages(texts, tokenizer, win, int(settings["overlap"]), max_chunks=max_chunks_per_page)
     encoder = load_encoder(path, backend=backend, batch_size=batch_size, threads=threads)
     manifest = {
         **settings,
@@ -219,7 +260,8 @@ def build_dense_index(
             f"{shard_dir}: shards hold {vectors.shape}, expected {(len(chunks), manifest['dim'])}; rebuild"
         )
     _save_npy(directory / VECTORS, vectors.astype(dtype, copy=False))
-    write_json(directory / MANIFEST, {**manifest, "complete": True})
+    files = record_files(directory, (CHUNKS, VECTORS))
+    write_json(directory / MANIFEST, {**manifest, "complete": True, "files": files})
     shutil.rmtree(shard_dir)
     return directory
 
@@ -315,14 +357,35 @@ def open_index_dir(collection_dir: str | os.PathLike[str], directory: str | os.P
         raise NclueError(
             f"{directory}: dense index format {manifest.get('format')!r} is not {FORMAT_VERSION}; rebuild it"
         )
-    if manifest.get("pages_sha256") != sha256_file(collection / PAGES_FILE):
-        raise NclueError(
-            f"{directory}: the collection's pages changed since these vectors were built; rebuild with "
-            f"`{build_command(collection, manifest.get('model_path'))} --rebuild`"
-        )
-    with np.load(directory / CHUNKS) as data:
-        chunks = Chunks(page=data["page"], start=data["start"], end=data["end"])
-    vectors = np.load(directory / VECTORS, mmap_mode="r")
+    rebuild = f"rebuild with `{build_command(collection, manifest.get('model_path'))} --rebuild`"
+    if manifest.get("pages_sha256") != pages_fingerprint(collection):
+        raise NclueError(f"{directory}: the collection's pages changed since these vectors were built; {rebuild}")
+    check(directory, manifest.get("files") or {}, rebuild)
+    try:
+        with np.load(directory / CHUNKS) as data:
+            chunks = Chunks(page=data["page"], start=data["start"], end=data["end"])
+        vectors = np.load(directory / VECTORS, mmap_mode="r")
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
+        raise NclueError(f"{directory}: cannot load the vectors ({type(exc).__name__}: {exc}); {rebuild}") from None
     if vectors.shape[0] != len(chunks):
         raise NclueError(f"{directory}: {vectors.shape[0]} vectors for {len(chunks)} chunks; rebuild with --rebuild")
     return DenseIndex(directory=directory, manifest=manifest, chunks=chunks, vectors=vectors)
+
+
+def verify_dense_indexes(collection_dir: str | os.PathLike[str]) -> dict[str, list[str]]:
+    """Full check of every finished dense index: freshness, and every file's SHA-256 against the build's."""
+    collection = Path(collection_dir)
+    out = {}
+    for directory in list_dense_indexes(collection):
+        try:
+            index = open_index_dir(collection, directory)
+        except NclueError as exc:
+            out[directory.name] = [str(exc)]
+            continue
+        recorded = index.manifest.get("files")
+        out[directory.name] = (
+            problems(directory, recorded, full=True)
+            if recorded
+            else [f"{directory}: no checksums recorded; run `{build_command(collection)}` once to add them"]
+        )
+    return out

@@ -39,13 +39,14 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from nclue.corpus.store import PAGES_FILE, PageStore
+from nclue.corpus.store import PageStore, pages_fingerprint
 from nclue.errors import NclueError
-from nclue.io import atomic_write_text, fsync_dir
+from nclue.index.integrity import check, files_under, problems, record_files
+from nclue.io import atomic_write_text, exclusive_lock, fsync_dir, writable_dir
 
 INDEX_DIR = Path("index") / "lexical"
 META_FILE = "nclue.json"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 _TOKEN_PATTERN = re.compile(r"(?u)\b\w\w+\b")
 
@@ -175,11 +176,6 @@ def _save_bm25s(
     model.save(str(path), show_progress=False)
 
 
-def _fingerprint(collection_dir: Path) -> dict[str, int]:
-    stat = (collection_dir / PAGES_FILE).stat()
-    return {"pages_parquet_bytes": int(stat.st_size), "pages_parquet_mtime_ns": int(stat.st_mtime_ns)}
-
-
 def build_lexical_index(
     collection_dir: str | os.PathLike[str],
     params: BM25Params = BM25Params(),
@@ -192,6 +188,15 @@ def build_lexical_index(
     """
     base = Path(collection_dir)
     store = store if store is not None else PageStore.open(base)
+    writable_dir(base / INDEX_DIR.parent, "index")
+    with exclusive_lock(base, "collection"):
+        return _build(base, params, store)
+
+
+def _build(base: Path, params: BM25Params, store: PageStore) -> Path:
+    """:func:`build_lexical_index` while holding the collection's lock."""
+    for leftover in (base / INDEX_DIR.parent).glob(".lexical.*"):  # staging of a killed build
+        shutil.rmtree(leftover, ignore_errors=True)
     analyzer = Analyzer()
     term_ids, lengths, vocab = analyzer.corpus(store.texts)
     vocab = vocab + [""]  # bm25s convention: an empty token scores nothing
@@ -231,7 +236,8 @@ def build_lexical_index(
             "n_pages": store.n_pages,
             "n_docs": n_docs,
             "n_terms": n_terms,
-            **_fingerprint(base),
+            "pages_sha256": store.fingerprint,
+            "files": record_files(staging, files_under(staging)),
         }
         atomic_write_text(staging / META_FILE, json.dumps(meta, sort_keys=True, indent=2) + "\n")
         old = None
@@ -256,34 +262,37 @@ class LexicalIndex:
 
         base = Path(collection_dir)
         root = base / INDEX_DIR
+        rebuild = f"rebuild it with `nclue index {base} --lexical`"
         if not (root / META_FILE).is_file():
             raise NclueError(f"{base}: no lexical index; build it with `nclue index {base} --lexical`")
-        self.meta = json.loads((root / META_FILE).read_text(encoding="utf-8"))
+        try:
+            self.meta = json.loads((root / META_FILE).read_text(encoding="utf-8"))
+            self.meta["params"], self.meta["files"]  # noqa: B018 - the keys every load needs
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise NclueError(f"{root / META_FILE}: damaged ({type(exc).__name__}: {exc}); {rebuild}") from None
         if self.meta.get("format") != FORMAT_VERSION:
+            raise NclueError(f"{root}: index format {self.meta.get('format')} is not {FORMAT_VERSION}; {rebuild}")
+        fingerprint = store.fingerprint if store is not None else pages_fingerprint(base)
+        if self.meta.get("pages_sha256") != fingerprint:
             raise NclueError(
-                f"{root}: index format {self.meta.get('format')} is not {FORMAT_VERSION}; rebuild with `nclue index {base} --lexical`"
+                f"{root}: index is stale (built from a different pages.parquet: {self.meta.get('n_pages')} pages "
+                f"indexed); {rebuild}"
             )
-        stale = (base / PAGES_FILE).is_file() and (base / PAGES_FILE).stat().st_size != self.meta.get(
-            "pages_parquet_bytes"
-        )
-        if stale or (
-            store is not None and (self.meta["n_pages"] != store.n_pages or self.meta["n_docs"] != len(store.doc_ids))
-        ):
-            raise NclueError(
-                f"{root}: index is stale (built from a different pages.parquet: {self.meta['n_pages']} pages indexed); "
-                f"rebuild with `nclue index {base} --lexical`"
-            )
+        check(root, self.meta["files"], rebuild)
         self.params = BM25Params(**self.meta["params"])
-        self.pages = bm25s.BM25.load(str(root / "pages"), mmap=True, show_progress=False)
-        self.docs = bm25s.BM25.load(str(root / "docs"), mmap=True, show_progress=False)
+        try:
+            self.pages = bm25s.BM25.load(str(root / "pages"), mmap=True, show_progress=False)
+            self.docs = bm25s.BM25.load(str(root / "docs"), mmap=True, show_progress=False)
+            self.terms = np.load(root / "terms.npy", mmap_mode="r").view(np.ndarray)
+            self.term_offsets = np.load(root / "term_offsets.npy", mmap_mode="r").view(np.ndarray)
+        except (OSError, ValueError, EOFError, KeyError) as exc:
+            raise NclueError(f"{root}: cannot load the index ({type(exc).__name__}: {exc}); {rebuild}") from None
         for model in (self.pages, self.docs):
             # plain ndarray views of the memory maps: slicing a np.memmap subclass costs a
             # Python-level __array_finalize__ per slice on the query path
             for key in ("data", "indices", "indptr"):
                 model.scores[key] = model.scores[key].view(np.ndarray)
         self.vocab: dict[str, int] = self.pages.vocab_dict
-        self.terms = np.load(root / "terms.npy", mmap_mode="r").view(np.ndarray)
-        self.term_offsets = np.load(root / "term_offsets.npy", mmap_mode="r").view(np.ndarray)
         self.analyzer = Analyzer()
 
     def analyse(self, text: str) -> tuple[list[str], np.ndarray]:
@@ -377,3 +386,13 @@ class LexicalIndex:
 def index_exists(collection_dir: str | os.PathLike[str]) -> bool:
     """Whether ``collection_dir`` has a lexical index."""
     return (Path(collection_dir) / INDEX_DIR / META_FILE).is_file()
+
+
+def verify_lexical_index(collection_dir: str | os.PathLike[str]) -> list[str]:
+    """Full check of the lexical index: every file's SHA-256 against the build's, and freshness."""
+    base = Path(collection_dir)
+    try:
+        index = LexicalIndex(base)
+    except NclueError as exc:
+        return [str(exc)]
+    return problems(base / INDEX_DIR, index.meta["files"], full=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nclue._version import __version__
-from nclue.io import dumps_canonical, sha256_bytes, sha256_file, write_json
+from nclue.io import dumps_canonical, exclusive_lock, sha256_bytes, sha256_file, writable_dir, write_json
 from nclue.matrix.spec import MatrixSpec, RunSpec
 from nclue.release import CORPUS_FILE, QUERIES_FILE, Release
 
@@ -110,12 +110,18 @@ def run_matrix(
     The manifest is rewritten atomically after every run, so an interrupted matrix resumes
     where it stopped.
     """
+    coll = Path(collection_dir)
+    release = Release.open(bench_dir, with_qrels=False)
+    out = writable_dir(out_dir, "run folder")
+    with exclusive_lock(out, "run folder"):
+        return _run(spec, release, coll, out, progress, force)
+
+
+def _run(spec: MatrixSpec, release: Release, coll: Path, out: Path, progress: bool, force: bool) -> MatrixResult:
+    """:func:`run_matrix` while holding the run folder's lock."""
     from nclue.systems.registry import Workspace
     from nclue.systems.run import run_systems
 
-    coll, out = Path(collection_dir), Path(out_dir)
-    release = Release.open(bench_dir, with_qrels=False)
-    out.mkdir(parents=True, exist_ok=True)
     manifest = _load_manifest(out)
     inputs = input_fingerprints(release, coll)
     manifest.update(

@@ -146,6 +146,7 @@ def compare_runs(
         contrasts=contrasts,
         blocks=_blocks(scores, bench, blocks, n_draws, seed) if blocks else {},
         spearman=spearman,
+        warnings=bench.warnings,
     )
 
 

@@ -208,6 +208,7 @@ class Comparison(Tabular):
     contrasts: Mapping[str, Contrast]
     blocks: Mapping[str, BlockTest] = field(default_factory=dict)
     spearman: Mapping[str, Mapping[str, float | None]] | None = None
+    warnings: tuple[str, ...] = ()
 
     def __getitem__(self, variant: str) -> Contrast:
         return self.contrasts[variant]

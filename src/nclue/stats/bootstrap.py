@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from nclue.stats.budget import require
 from nclue.types import DEFAULT_SEED
+
+BLOCK_CELLS = 1 << 22
+"""Draw counts held at once (32 MiB of float64 weights)."""
 
 
 def cluster_weights(n_clusters: int, n_replicates: int = 1000, seed: int = DEFAULT_SEED) -> np.ndarray:
@@ -58,8 +62,23 @@ def bootstrap_replicates(
     clusters = np.arange(q) if clusters is None else np.asarray(clusters)
     _, ids = np.unique(clusters, return_inverse=True)
     sums, sizes = cluster_sums(values, ids)
-    weights = cluster_weights(sizes.size, n_replicates, seed)
-    return (sums @ weights.T) / (weights @ sizes)[None, :]
+    require(
+        8.0 * values.shape[0] * n_replicates,
+        f"{n_replicates:,} bootstrap replicates of {values.shape[0]} rows",
+        "ask for fewer replicates (1,000 is the usual number)",
+    )
+    # replicates are drawn block by block (bounded memory); the stream of draws, hence every
+    # replicate, is the same as one draw of the whole (n_replicates, n_clusters) matrix
+    rng = np.random.default_rng(seed)
+    out = np.empty((values.shape[0], n_replicates))
+    block = max(1, BLOCK_CELLS // max(sizes.size, 1))
+    for start in range(0, n_replicates, block):
+        rows = min(block, n_replicates - start)
+        draws = rng.integers(0, sizes.size, size=(rows, sizes.size))
+        flat = draws + (np.arange(rows)[:, None] * sizes.size)
+        weights = np.bincount(flat.ravel(), minlength=rows * sizes.size).reshape(rows, sizes.size).astype(np.float64)
+        out[:, start : start + rows] = (sums @ weights.T) / (weights @ sizes)[None, :]
+    return out
 
 
 def bootstrap_ci(

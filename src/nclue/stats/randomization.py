@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from nclue.stats.bootstrap import cluster_sums
+from nclue.stats.budget import require
 from nclue.types import DEFAULT_SEED
 
 TIE_TOL = 1e-9
@@ -20,6 +21,11 @@ TIE_TOL = 1e-9
 
 def sign_flips(n_units: int, n_draws: int = 10000, seed: int = DEFAULT_SEED) -> np.ndarray:
     """``(n_draws, n_units)`` float matrix of independent fair ±1 signs (seeded)."""
+    require(
+        8.0 * n_draws * n_units,
+        f"{n_draws:,} sign-flip draws over {n_units:,} units",
+        "ask for fewer draws (10,000 is the usual number)",
+    )
     rng = np.random.default_rng(seed)
     n_bytes = (n_units + 7) // 8
     bits = np.unpackbits(rng.integers(0, 256, size=(n_draws, n_bytes), dtype=np.uint8), axis=1)[:, :n_units]

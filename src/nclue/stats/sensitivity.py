@@ -33,6 +33,7 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 
+from nclue.stats.budget import require
 from nclue.types import DEFAULT_SEED
 
 
@@ -54,6 +55,11 @@ def crossed_weights(
     """``(n_queries, n_replicates)`` effective query weights of the crossed bootstrap."""
     matrix = sp.csr_matrix(incidence)
     members = np.flatnonzero(np.diff(matrix.indptr) > 0)
+    require(
+        8.0 * 4 * (matrix.shape[1] + members.size) * n_replicates,
+        f"a crossed bootstrap of {n_replicates:,} replicates over {matrix.shape[1]} queries",
+        "ask for fewer replicates (1,000 is the usual number)",
+    )
     by_query = matrix[members].T.tocsr()
     rng = np.random.default_rng(seed)
     w_query = rng.poisson(1.0, size=(matrix.shape[1], n_replicates)).astype(np.float64)

@@ -88,11 +88,16 @@ def _tokens(text: str) -> list[str]:
     return out
 
 
+MAX_DEPTH = 16
+"""Deepest nesting of combinators a system name may have (``rrf(rrf(...))``)."""
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.toks = _tokens(text)
         self.i = 0
+        self.depth = 0
 
     def peek(self) -> str | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
@@ -131,6 +136,12 @@ class _Parser:
                 f"system name {self.text!r}: {head!r} is neither backbone.operation (bm25.joint) nor a call (rrf(A, B))"
             )
         self.take("(")
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise NclueError(
+                f"system name {self.text[:60]!r}…: combinators nested more than {MAX_DEPTH} deep; "
+                "flatten it (rrf takes any number of systems: rrf(A, B, C))"
+            )
         cargs: list[Spec | str] = []
         options: list[tuple[str, str]] = []
         while True:
@@ -148,6 +159,7 @@ class _Parser:
                 self.take(",")
                 continue
             self.take(")")
+            self.depth -= 1
             return Call(head, tuple(cargs), tuple(options))
 
     def plain(self) -> str:
