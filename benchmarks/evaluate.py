@@ -27,10 +27,10 @@ import warnings
 import numpy as np
 
 from nclue.scoring import build_benchmark, compare_runs, score_runs, scorecard
-from nclue.scoring.benchmark import GOLD, PARTIAL, QrelRow
 from nclue.scoring.runs import RunMatrix
 from nclue.scoring.summary import metric_matrix
 from nclue.stats import paired_randomization
+from nclue.types import Judgment
 
 N_RUNS, N_QUERIES, DEPTH, N_DOCS, JUDGED, FAMILIES = 70, 1000, 100, 20000, 50, 450
 
@@ -50,9 +50,9 @@ def make_data(seed: int = 7):
         docs = list(golds) + others
         judged.append(np.array(docs))
         for d in golds:
-            rows.append(QrelRow(qid, doc_ids[d], n, GOLD, None))
+            rows.append(Judgment(qid, doc_ids[d], n, "gold"))
         for d in others:
-            rows.append(QrelRow(qid, doc_ids[d], int(rng.integers(1, n + 1)), PARTIAL, None))
+            rows.append(Judgment(qid, doc_ids[d], int(rng.integers(1, n + 1)), "partial"))
     bench = build_benchmark(None, qids, conditions, rows, {d: 50 for d in doc_ids})
     runs_docs, runs_scores = [], []
     for _ in range(N_RUNS):
@@ -153,9 +153,9 @@ def main() -> None:
         f"({t_trec / (t_ndcg + t_sort):.1f}x incl. sort)"
     )
     print(f"  max |nclue - pytrec_eval ndcg_cut_10| = {worst_trec:.2e}; max |nclue - ranx| = {worst_ranx:.2e}")
-    top = sorted(card["runs"].items(), key=lambda kv: -kv[1]["n_clue_score"])[0]
+    best = card[card.ranked()[0]]
     print(
-        f"sanity: best run {top[0]} n-Clue {top[1]['n_clue_score']:.1f} CI {top[1]['ci']['n_clue_score']}; p[0] = {p[0]:.4f}"
+        f"sanity: best run {best.name} n-Clue {best.n_clue_score:.1f} CI {best.ci['n_clue_score']}; p[0] = {p[0]:.4f}"
     )
 
 
