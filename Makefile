@@ -30,7 +30,7 @@ system-deps:
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[neural,dev]'
+	$(PY) -m pip install -q -e '.[neural,dev,ray]'
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from nclue.engine import EngineName
+
 corpus_app = typer.Typer(
     help="Bring corpora of real PDFs.\n\nExample: nclue corpus fetch debian-docs ./pdfs", no_args_is_help=True
 )
@@ -66,14 +68,28 @@ def ingest(
     workers: int = typer.Option(1, "--workers", "-w", min=0, help="Processes (0 = one per CPU)."),
     ocr: OcrMode = typer.Option(OcrMode.auto, "--ocr", help="auto: pages without a text layer; off; force."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
+    engine: EngineName = typer.Option(EngineName.local, "--engine", help="Run extraction here (local) or on Ray."),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address", help="An existing Ray cluster (HOST:PORT or auto); default: a local Ray instance."
+    ),
 ) -> None:
     """Extract every page's text into a Parquet page store; resumable and deterministic.
 
     Example: nclue ingest ./pdfs ./coll --workers 2
+
+    Example: nclue ingest ./pdfs ./coll --engine ray --ray-address auto   (the same bytes as a local run)
     """
     from nclue.corpus.ingest import ingest as run_ingest
 
-    summary = run_ingest(pdf_dir, collection_dir, workers=workers, ocr=ocr.value, progress=progress)
+    summary = run_ingest(
+        pdf_dir,
+        collection_dir,
+        workers=workers,
+        ocr=ocr.value,
+        progress=progress,
+        engine=engine.value,
+        ray_address=ray_address,
+    )
     failures = ", ".join(f"{count} {reason}" for reason, count in summary.failures.items()) or "none"
     typer.echo(
         f"{summary.n_docs:,} documents, {summary.n_pages:,} pages ({summary.n_ocr_pages:,} by OCR) from "

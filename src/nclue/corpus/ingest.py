@@ -9,8 +9,8 @@ Steps:
    Debian package for ``nclue corpus fetch`` folders).
 2. **Hash** every file (SHA-256). Files with the same hash are one document: the smallest
    ``doc_id`` is extracted, the others get ``status="duplicate"`` and no page rows.
-3. **Extract** each distinct document (:func:`nclue.corpus.pdftext.extract_pdf`) in this
-   process (``workers=1``) or a spawn process pool, largest file first. Results go to
+3. **Extract** each distinct document (:func:`nclue.corpus.pdftext.extract_pdf`) on an
+   engine (:mod:`nclue.engine`: this process, a spawn process pool, or Ray), largest file first. Results go to
    shard files ``COLLECTION/.ingest/shard-NNNNNN.arrow`` (atomic writes, every ~2,000
    pages or 5 s; see :mod:`nclue.corpus.merge`), so a killed run loses at most the last
    few seconds. A rerun reuses shard results and the rows of an existing store built with
@@ -27,14 +27,12 @@ carries its original's ``n_pages``; only ``ok`` rows have page rows.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import re
 import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +50,7 @@ from nclue.corpus.merge import (
 )
 from nclue.corpus.pdftext import OCR_MODES, DocText, extract_pdf
 from nclue.corpus.store import DOCS_FILE, PAGES_FILE, pages_record, write_table_atomic
+from nclue.engine import Engine, make_engine
 from nclue.errors import NclueError
 from nclue.io import exclusive_lock, sha256_file, writable_dir, write_json
 
@@ -150,50 +149,11 @@ def _extract_task(path: str, sha: str, ocr: str) -> tuple[str, DocText]:
         return sha, DocText(status="error", error=f"{type(exc).__name__}: {exc}")
 
 
-def die_with_parent() -> None:
-    """Worker initializer: ask Linux to SIGKILL this worker when its parent dies.
-
-    A spawn worker holds both ends of its task pipe, so it would otherwise wait forever
-    (with the resource tracker) after the parent is SIGKILLed. ``prctl(PR_SET_PDEATHSIG)``
-    is Linux-only; elsewhere the call is skipped.
-    """
-    import ctypes
-    import ctypes.util
-    import signal
-
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    except OSError:
-        return
-    pr_set_pdeathsig = 1
-    libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
-    if os.getppid() == 1:  # the parent died before the request took effect
-        os._exit(1)
-
-
-def _run_extraction(todo: list[SourceFile], ocr: str, workers: int, on_result: Callable[[str, DocText], None]) -> None:
-    """Extract ``todo`` (largest file first) and hand each result to ``on_result`` as it completes."""
+def _run_extraction(todo: list[SourceFile], ocr: str, engine: Engine, on_result: Callable[[str, DocText], None]) -> None:
+    """Extract ``todo`` (largest file first) on ``engine``; hand each result to ``on_result`` as it completes."""
     ordered = sorted(todo, key=lambda f: (-f.n_bytes, f.doc_id))
-    if workers <= 1:
-        for item in ordered:
-            on_result(*_extract_task(str(item.abspath), item.sha256, ocr))
-        return
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=die_with_parent) as pool:
-        pending = set()
-        queue = iter(ordered)
-        for item in queue:
-            pending.add(pool.submit(_extract_task, str(item.abspath), item.sha256, ocr))
-            if len(pending) >= 4 * workers:
-                break
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in sorted(finished, key=lambda f: f.result()[0]):
-                on_result(*future.result())
-            for item in queue:
-                pending.add(pool.submit(_extract_task, str(item.abspath), item.sha256, ocr))
-                if len(pending) >= 4 * workers:
-                    break
+    for _, result in engine.imap(_extract_task, ((str(item.abspath), item.sha256, ocr) for item in ordered)):
+        on_result(*result)
 
 
 def _progress(enabled: bool, total: int):
@@ -253,11 +213,16 @@ def ingest(
     workers: int = 1,
     ocr: str = "auto",
     progress: bool = False,
+    engine: str = "local",
+    ray_address: str | None = None,
 ) -> IngestSummary:
     """Build (or resume, or update) the page store of ``pdf_dir`` in ``collection_dir``.
 
     ``workers``: processes (1 = in this process, 0 = one per CPU). ``ocr``: ``auto``
     (OCR pages that have no text layer but draw an image), ``off`` or ``force``.
+    ``engine``: ``local`` or ``ray`` (:mod:`nclue.engine`; ``ray_address`` names an existing
+    cluster, else a local Ray instance with ``workers`` CPUs runs the extraction). Every
+    engine writes the same bytes.
     Bad files are recorded with their reason and the run goes on; raises
     :class:`NclueError` for wrong arguments (exit 2) or when no document could be
     ingested (exit 1, after writing the store that records why).
@@ -279,8 +244,12 @@ def ingest(
     if not files:
         raise NclueError(f"{pdf_dir}: no *.pdf files found; point PDF_DIR at a folder of PDFs")
     writable_dir(collection, "collection")
-    with exclusive_lock(collection, "collection"):
-        summary = _ingest_locked(pdf_dir, collection, files, workers, ocr, progress, started)
+    runner = make_engine(engine, workers, ray_address)
+    try:
+        with exclusive_lock(collection, "collection"):
+            summary = _ingest_locked(pdf_dir, collection, files, runner, ocr, progress, started)
+    finally:
+        runner.close()
     if summary.n_docs == 0:
         reasons = ", ".join(f"{count} {reason}" for reason, count in summary.failures.items()) or "none readable"
         raise NclueError(
@@ -294,7 +263,7 @@ def _ingest_locked(
     pdf_dir: str | os.PathLike[str],
     collection: Path,
     files: list[SourceFile],
-    workers: int,
+    engine: Engine,
     ocr: str,
     progress: bool,
     started: float,
@@ -330,7 +299,7 @@ def _ingest_locked(
             elapsed = time.perf_counter() - extract_started
             bar.update(task, advance=1, pages=extracted_pages, rate=extracted_pages / elapsed if elapsed else 0.0)
 
-        _run_extraction(todo, ocr, workers, on_result)
+        _run_extraction(todo, ocr, engine, on_result)
     writer.flush()
     doc_rows, with_pages = _rows(files, canonical, results)
     docs_table, pages_table = build_tables(doc_rows, with_pages, chunks)

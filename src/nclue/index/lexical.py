@@ -40,6 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from nclue.corpus.store import PageStore, pages_fingerprint
+from nclue.engine import Engine
 from nclue.errors import NclueError
 from nclue.index.integrity import check, files_under, problems, record_files
 from nclue.io import atomic_write_text, exclusive_lock, fsync_dir, writable_dir
@@ -47,6 +48,7 @@ from nclue.io import atomic_write_text, exclusive_lock, fsync_dir, writable_dir
 INDEX_DIR = Path("index") / "lexical"
 META_FILE = "nclue.json"
 FORMAT_VERSION = 3
+SHARD_PAGES = 20_000
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 _TOKEN_PATTERN = re.compile(r"(?u)\b\w\w+\b")
 
@@ -125,6 +127,30 @@ class Analyzer:
         return term_ids[keep], lengths, vocab
 
 
+def analyse_texts(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """:meth:`Analyzer.corpus` of one shard of page texts (a module-level function: engines ship it)."""
+    return Analyzer().corpus(texts)
+
+
+def analyse_sharded(texts: Sequence[str], engine: Engine, shard_pages: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """:meth:`Analyzer.corpus` of the whole corpus, computed shard by shard on ``engine``.
+
+    Each shard is analysed against its own sorted vocabulary; the global vocabulary is the sorted
+    union, and each shard's term ids are mapped into it — so the term ids, lengths and vocabulary
+    (hence every document frequency, the average length and every BM25 weight) are exactly those
+    of one unsharded pass.
+    """
+    bounds = list(range(0, len(texts), shard_pages)) or [0]
+    parts: list = [None] * len(bounds)
+    for position, result in engine.imap(analyse_texts, ((list(texts[b : b + shard_pages]),) for b in bounds)):
+        parts[position] = result
+    vocab = sorted(set().union(*(set(v) for _, _, v in parts)))
+    index = np.array(vocab, dtype=object)
+    ids = [np.searchsorted(index, np.array(v, dtype=object))[t].astype(np.int32) for t, _, v in parts]
+    lengths = [lens for _, lens, _ in parts]
+    return np.concatenate(ids), np.concatenate(lengths), vocab
+
+
 def _bm25_matrix(tf: sp.csr_matrix, lengths: np.ndarray, params: BM25Params) -> tuple[sp.csc_matrix, np.ndarray | None]:
     """BM25 weights (units × terms, CSC) from raw term counts, with bm25s's scorers."""
     from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
@@ -180,25 +206,31 @@ def build_lexical_index(
     collection_dir: str | os.PathLike[str],
     params: BM25Params = BM25Params(),
     store: PageStore | None = None,
+    engine: Engine | None = None,
+    shard_pages: int = SHARD_PAGES,
 ) -> Path:
     """Build the BM25 page index and document view of a collection; return the index directory.
 
     The directory is written next to its final place and renamed over it, so an
-    interrupted build leaves the previous index (or none), never a torn one.
+    interrupted build leaves the previous index (or none), never a torn one. With an
+    ``engine`` (:mod:`nclue.engine`), the analysis runs in shards of ``shard_pages`` pages on it
+    (:func:`analyse_sharded`); the index is byte-identical to a single-process build.
     """
     base = Path(collection_dir)
     store = store if store is not None else PageStore.open(base)
     writable_dir(base / INDEX_DIR.parent, "index")
     with exclusive_lock(base, "collection"):
-        return _build(base, params, store)
+        return _build(base, params, store, engine, shard_pages)
 
 
-def _build(base: Path, params: BM25Params, store: PageStore) -> Path:
+def _build(base: Path, params: BM25Params, store: PageStore, engine: Engine | None, shard_pages: int) -> Path:
     """:func:`build_lexical_index` while holding the collection's lock."""
     for leftover in (base / INDEX_DIR.parent).glob(".lexical.*"):  # staging of a killed build
         shutil.rmtree(leftover, ignore_errors=True)
-    analyzer = Analyzer()
-    term_ids, lengths, vocab = analyzer.corpus(store.texts)
+    if engine is None:
+        term_ids, lengths, vocab = Analyzer().corpus(store.texts)
+    else:
+        term_ids, lengths, vocab = analyse_sharded(store.texts, engine, shard_pages)
     vocab = vocab + [""]  # bm25s convention: an empty token scores nothing
     n_terms = len(vocab)
     unit = np.repeat(np.arange(store.n_pages, dtype=np.int32), lengths)

@@ -1,0 +1,181 @@
+"""Where batch work runs: this process, a local process pool, or a Ray cluster — the same function.
+
+Every heavy stage of nclue is a pure function over a batch (a PDF → its page texts; a block of
+chunks → vectors; a block of queries → rankings). An :class:`Engine` maps such a function over
+its inputs and yields ``(position, result)`` pairs as they complete; the caller (always this
+process) writes the results, so outputs, resumability and atomic writes are the same whatever
+ran the function:
+
+* ``local`` (default, no extra dependency): in this process when ``workers == 1``, otherwise a
+  spawn process pool whose workers die with their parent;
+* ``ray``: Ray tasks (``pip install 'nclue[ray]'``) on a local Ray instance started for the job
+  (``address=None``) or on an existing cluster (``address="HOST:PORT"`` or ``"auto"``). A task
+  whose worker dies is retried (``max_retries``), and because only the caller writes, a retry
+  can neither lose nor duplicate a result.
+
+At most ``4 × workers`` tasks are in flight, so inputs are consumed lazily and memory stays
+bounded however long the input list.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from enum import Enum
+from typing import Any, Protocol
+
+from nclue.errors import NclueError
+
+IN_FLIGHT_PER_WORKER = 4
+RAY_RETRIES = 3
+
+
+class EngineName(str, Enum):
+    """The engines a command can run its batch work on."""
+
+    local = "local"
+    ray = "ray"
+
+
+class Engine(Protocol):
+    """Maps a module-level function over argument tuples; yields ``(position, result)`` as completed."""
+
+    name: str
+    workers: int
+
+    def imap(self, fn: Callable[..., Any], args: Iterable[tuple]) -> Iterator[tuple[int, Any]]: ...
+
+    def close(self) -> None: ...
+
+
+def die_with_parent() -> None:
+    """Worker initializer: ask Linux to SIGKILL this worker when its parent dies.
+
+    A spawn worker holds both ends of its task pipe, so it would otherwise wait forever
+    (with the resource tracker) after the parent is SIGKILLed. ``prctl(PR_SET_PDEATHSIG)``
+    is Linux-only; elsewhere the call is skipped.
+    """
+    import ctypes
+    import ctypes.util
+    import signal
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    except OSError:
+        return
+    pr_set_pdeathsig = 1
+    libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() == 1:  # the parent died before the request took effect
+        os._exit(1)
+
+
+class LocalEngine:
+    """This process (``workers == 1``) or a spawn process pool of ``workers`` processes."""
+
+    name = "local"
+
+    def __init__(self, workers: int = 1) -> None:
+        self.workers = max(1, int(workers))
+        self._pool = None
+
+    def imap(self, fn: Callable[..., Any], args: Iterable[tuple]) -> Iterator[tuple[int, Any]]:
+        if self.workers == 1:
+            for position, arg in enumerate(args):
+                yield position, fn(*arg)
+            return
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        pool = self._executor()
+        pending: dict = {}
+        queue = enumerate(args)
+        for position, arg in queue:
+            pending[pool.submit(fn, *arg)] = position
+            if len(pending) >= IN_FLIGHT_PER_WORKER * self.workers:
+                break
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in sorted(finished, key=pending.__getitem__):
+                yield pending.pop(future), future.result()
+            for position, arg in queue:
+                pending[pool.submit(fn, *arg)] = position
+                if len(pending) >= IN_FLIGHT_PER_WORKER * self.workers:
+                    break
+
+    def _executor(self):  # noqa: ANN202 - concurrent.futures.ProcessPoolExecutor
+        if self._pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            context = multiprocessing.get_context("spawn")
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=die_with_parent)
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+
+class RayEngine:
+    """Ray tasks on a local instance started here (``address=None``) or on an existing cluster."""
+
+    name = "ray"
+
+    def __init__(self, workers: int | None = None, address: str | None = None) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise NclueError("--engine ray needs Ray: pip install 'nclue[ray]'") from None
+        self._ray = ray
+        self._started = False
+        if not ray.is_initialized():
+            os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a local instance for one job; loopback only
+            options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR"}
+            if address is None:
+                options.update(num_cpus=workers or os.cpu_count() or 1, _node_ip_address="127.0.0.1")
+            else:
+                options["address"] = address
+            try:
+                ray.init(**options)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+                raise NclueError(f"cannot start or reach {where} ({exc}); check `ray status`") from None
+            self._started = True
+        self.workers = int(workers or ray.cluster_resources().get("CPU", 1))
+        self._remote: dict[Callable, Any] = {}
+
+    def imap(self, fn: Callable[..., Any], args: Iterable[tuple]) -> Iterator[tuple[int, Any]]:
+        ray = self._ray
+        remote = self._remote.get(fn)
+        if remote is None:
+            remote = self._remote[fn] = ray.remote(max_retries=RAY_RETRIES, num_cpus=1)(fn)
+        pending: dict = {}
+        queue = enumerate(args)
+        for position, arg in queue:
+            pending[remote.remote(*arg)] = position
+            if len(pending) >= IN_FLIGHT_PER_WORKER * self.workers:
+                break
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                yield pending.pop(ref), ray.get(ref)
+            for position, arg in queue:
+                pending[remote.remote(*arg)] = position
+                if len(pending) >= IN_FLIGHT_PER_WORKER * self.workers:
+                    break
+
+    def close(self) -> None:
+        if self._started:
+            self._ray.shutdown()
+            self._started = False
+
+
+def make_engine(name: str = "local", workers: int = 1, address: str | None = None) -> Engine:
+    """The engine ``name`` with ``workers`` parallel workers (Ray: CPUs of a local instance)."""
+    if name == EngineName.local:
+        if address is not None:
+            raise NclueError("--ray-address needs --engine ray")
+        return LocalEngine(workers)
+    if name == EngineName.ray:
+        return RayEngine(workers if workers > 0 else None, address)
+    raise NclueError(f"unknown engine {name!r}; choose local or ray")

@@ -1,0 +1,110 @@
+"""Ray runs the same batch functions as a local run and writes the same bytes — also when a worker dies."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from nclue.corpus.ingest import ingest
+from nclue.engine import RayEngine
+
+pytestmark = pytest.mark.slow
+
+STORE = ("docs.parquet", "pages.parquet", "collection.json")
+
+
+def store_bytes(collection: Path) -> dict[str, bytes]:
+    return {name: (collection / name).read_bytes() for name in STORE}
+
+
+def test_ray_engine_runs_a_library_function_on_the_cluster(ray_cluster: str) -> None:
+    from nclue.index.lexical import Analyzer, analyse_texts
+
+    texts = [[f"Page {i} on regression models and data frames"] for i in range(30)]
+    engine = RayEngine(address=ray_cluster)
+    try:
+        assert engine.workers == 2
+        out = dict(engine.imap(analyse_texts, ((t,) for t in texts)))
+    finally:
+        engine.close()
+    assert sorted(out) == list(range(30))
+    assert all(out[i][2] == Analyzer().corpus(texts[i])[2] for i in out)
+
+
+def test_ray_ingest_writes_the_local_bytes(ray_cluster: str, small_pdf_dir: Path, tmp_path: Path) -> None:
+    ingest(small_pdf_dir, tmp_path / "local", workers=2, ocr="auto")
+    ingest(small_pdf_dir, tmp_path / "ray", ocr="auto", engine="ray", ray_address=ray_cluster)
+    local, ray = store_bytes(tmp_path / "local"), store_bytes(tmp_path / "ray")
+    assert local["docs.parquet"] == ray["docs.parquet"] and local["pages.parquet"] == ray["pages.parquet"]
+
+
+def test_ray_lexical_index_equals_the_single_process_index(
+    ray_cluster: str, small_collection: Path, tmp_path: Path
+) -> None:
+    """Sharded analysis with global statistics: every file of the index is byte-identical."""
+    import filecmp
+    import shutil
+
+    from nclue.index.lexical import build_lexical_index
+
+    for name in ("one", "sharded"):
+        shutil.copytree(small_collection, tmp_path / name)
+    build_lexical_index(tmp_path / "one")
+    engine = RayEngine(address=ray_cluster)
+    try:
+        build_lexical_index(tmp_path / "sharded", engine=engine, shard_pages=50)
+    finally:
+        engine.close()
+    left, right = tmp_path / "one" / "index", tmp_path / "sharded" / "index"
+    files = sorted(p.relative_to(left) for p in left.rglob("*") if p.is_file())
+    assert files and files == sorted(p.relative_to(right) for p in right.rglob("*") if p.is_file())
+    _, mismatch, errors = filecmp.cmpfiles(left, right, [str(f) for f in files], shallow=False)
+    assert mismatch == [] and errors == []
+
+
+def _extracting_workers() -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if b"ray::_extract_task" in (entry / "cmdline").read_bytes():
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
+def test_a_worker_killed_mid_ingest_is_retried_without_losing_a_page(
+    ray_cluster: str, debian_pdf_dir: Path, small_collection: Path, tmp_path: Path
+) -> None:
+    """Kill one Ray worker while it extracts a PDF; the task is retried and the store equals a local one."""
+    from tests.fixtures.small_collection import SMALL_DOCS
+
+    killed: list[int] = []
+
+    def killer() -> None:
+        deadline = time.monotonic() + 60
+        while not killed and time.monotonic() < deadline:
+            for pid in _extracting_workers():
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                break
+            time.sleep(0.05)
+
+    pdfs = tmp_path / "pdfs"
+    for rel in SMALL_DOCS:  # the 12 fixture PDFs plus bulk to keep workers busy
+        (pdfs / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pdfs / rel).write_bytes((debian_pdf_dir / rel).read_bytes())
+    thread = threading.Thread(target=killer)
+    thread.start()
+    summary = ingest(pdfs, tmp_path / "ray", ocr="off", engine="ray", ray_address=ray_cluster)
+    thread.join()
+    assert killed, "no extracting worker was seen to kill"
+    ingest(pdfs, tmp_path / "local", ocr="off")
+    assert store_bytes(tmp_path / "ray")["pages.parquet"] == store_bytes(tmp_path / "local")["pages.parquet"]
+    assert summary.n_pages == 444
