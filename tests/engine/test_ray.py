@@ -108,3 +108,32 @@ def test_a_worker_killed_mid_ingest_is_retried_without_losing_a_page(
     ingest(pdfs, tmp_path / "local", ocr="off")
     assert store_bytes(tmp_path / "ray")["pages.parquet"] == store_bytes(tmp_path / "local")["pages.parquet"]
     assert summary.n_pages == 444
+
+
+def test_ray_runs_equal_local_runs(ray_cluster: str, small_collection: Path, tmp_path: Path, cli) -> None:  # noqa: ANN001
+    """The same systems ranked in query batches on the cluster write byte-identical run files."""
+    import shutil
+
+    from nclue.bench.params import BuildOptions, ComposeParams, MineParams
+    from nclue.bench.pipeline import build
+    from nclue.index.lexical import build_lexical_index
+
+    coll = tmp_path / "coll"
+    shutil.copytree(small_collection, coll)
+    build_lexical_index(coll)
+    bench = tmp_path / "bench"
+    build(
+        coll,
+        bench,
+        BuildOptions(
+            mine=MineParams(min_df=2, max_df_frac=0.34, min_heading_df=1), compose=ComposeParams(n_queries=40)
+        ),
+    )
+    systems = ["-s", "bm25.decompose(distinct)", "-s", "bm25.cover", "-s", "rrf(bm25.and, bm25.ptop3)"]
+    assert cli("run", bench, coll, *systems, "-o", tmp_path / "local").exit_code == 0
+    result = cli("run", bench, coll, *systems, "-o", tmp_path / "ray", "--engine", "ray", "--ray-address", ray_cluster)
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in (tmp_path / "local").iterdir())
+    assert len(names) == 6 and names == sorted(p.name for p in (tmp_path / "ray").iterdir())
+    for name in names:
+        assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "ray" / name).read_bytes(), name

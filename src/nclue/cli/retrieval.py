@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 
+from nclue.engine import EngineName
 from nclue.errors import NclueError
 from nclue.types import Form
 
@@ -110,12 +111,19 @@ def run(
     output: Path = typer.Option(..., "--output", "-o", help="Run directory to write TREC + JSONL runs into."),
     depth: int = typer.Option(100, "--depth", min=1, max=10000, help="Documents per query."),
     force: bool = typer.Option(False, "--force", help="With --matrix: rerun even unchanged runs."),
+    engine: EngineName = typer.Option(EngineName.local, "--engine", help="Rank query batches here or on Ray."),
+    workers: int = typer.Option(1, "--workers", "-w", min=1, help="Parallel workers (local processes or Ray CPUs)."),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address", help="An existing Ray cluster (HOST:PORT or auto); default: a local Ray instance."
+    ),
 ) -> None:
     """Run systems on a release's queries; write one TREC and one JSONL run per system.
 
     Example: nclue run ./bench ./coll -s bm25.joint -s 'bm25.decompose(distinct)' --form clean_v2 -o ./runs
 
     Example: nclue run ./bench ./coll --matrix default -o ./runs   (skips runs whose spec and inputs are unchanged)
+
+    Example: nclue run ./bench ./coll -s bm25.cover -o ./runs --engine ray --ray-address auto   (same run files)
     """
     from rich.console import Console
 
@@ -139,9 +147,17 @@ def run(
         return
     if not system:
         raise NclueError("name at least one --system (e.g. -s 'bm25.decompose(distinct)') or give --matrix FILE")
+    from nclue.engine import make_engine
     from nclue.systems.run import run_systems
 
-    report = run_systems(bench, collection, system, form=form.value, out_dir=output, depth=depth, progress=True)
+    runner = make_engine(engine.value, workers, ray_address) if engine is EngineName.ray or workers > 1 else None
+    try:
+        report = run_systems(
+            bench, collection, system, form=form.value, out_dir=output, depth=depth, progress=True, engine=runner
+        )
+    finally:
+        if runner is not None:
+            runner.close()
     for path in report.files:
         console.print(f"wrote {path}", highlight=False, markup=False)
     console.print(report.summary(), highlight=False, markup=False)
