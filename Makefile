@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 NCLUE := $(VENV)/bin/nclue
 STAMP := $(VENV)/.installed
 DEMO ?= nclue-demo
-APT_PACKAGES := tesseract-ocr tesseract-ocr-eng
+APT_PACKAGES := tesseract-ocr tesseract-ocr-eng chromium
 
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -16,8 +16,9 @@ export TOKENIZERS_PARALLELISM := false
 
 .PHONY: demo test venv system-deps clean-demo
 
-# Debian packages the project needs (OCR fallback), installed only when missing; the package
-# lists are refreshed when absent because the corpus recipe uses `apt-get download`.
+# Debian packages the project needs (Tesseract: OCR fallback; chromium: the browser tests of the audit
+# packet and the HTML report), installed only when missing; the package lists are refreshed when
+# absent because the corpus recipe uses `apt-get download`.
 system-deps:
 	@SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1 || $$SUDO apt-get update -qq; \

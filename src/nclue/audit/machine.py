@@ -1,0 +1,229 @@
+"""``nclue audit machine``: an LLM evaluator that fills an export the way a person does (``docs/audit.md#machine-evaluator``).
+
+It reads the packet's stored payload — exactly what a person sees: the information need,
+the rubric and the displayed pages, nothing from the key — and asks the project's LLM client
+(:func:`nclue.bench.llm.chat`, any OpenAI-compatible endpoint) one question per item, with the
+prompt ``prompts/evaluate_item.txt``. Every reply — usable or not — is frozen in a response
+cache keyed by the SHA-256 of the prompt and model (:class:`nclue.bench.llm.ResponseCache`), so
+a rerun reads the cache, makes the same decisions and never calls the endpoint again. An item is *accepted* only when its
+answers pass the same rules a person's do (:mod:`nclue.audit.validate`: a page and a verbatim
+quote for every positive, none for a negative); otherwise it stays a draft, exactly as in the
+browser, and is counted as rejected. The result is an ordinary export (with its digest), so
+``nclue audit score`` reports the machine's agreement with people in the same tables.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from nclue.audit.export import export_digest
+from nclue.audit.params import EXPORT_FORMAT, FORMAT_VERSION, MIN_QUOTE_CHARS
+from nclue.audit.store import AuditDir
+from nclue.audit.validate import condition_problems
+from nclue.bench.llm import LLMConfig, ResponseCache, chat
+from nclue.errors import NclueError
+from nclue.io import write_json
+from nclue.tables import Table, Tabular
+
+Tick = Callable[[str, int, int | None], None]
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
+MAX_PAGE_CHARS = 6000
+
+
+@dataclass(frozen=True)
+class MachineSummary(Tabular):
+    """What the machine evaluator answered (``nclue audit machine``)."""
+
+    path: Path
+    packet_id: str
+    evaluator: str
+    model: str
+    items: int
+    accepted: int
+    rejected: int
+    malformed: int
+    cached: int
+    fresh: int
+    reasons: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return {
+            k: (str(v) if isinstance(v, Path) else list(v) if isinstance(v, tuple) else v)
+            for k, v in self.__dict__.items()
+        }
+
+    def tables(self) -> list[Table]:
+        rows = (
+            ("Export", str(self.path)),
+            ("Packet / evaluator / model", f"{self.packet_id} / {self.evaluator} / {self.model}"),
+            ("Items", str(self.items)),
+            ("Accepted (passed validation)", str(self.accepted)),
+            ("Rejected by validation (left as drafts)", str(self.rejected)),
+            ("Replies that did not parse (item left unanswered)", str(self.malformed)),
+            ("Answers read from the cache / fresh", f"{self.cached} / {self.fresh}"),
+        )
+        return [Table(("Machine evaluator", "Value"), rows, "lr", "Machine evaluator run.")]
+
+
+def prompt_for(item: Mapping[str, Any], max_chars: int = MAX_PAGE_CHARS) -> str:
+    """The prompt of one packet item (need, rubric and page text as displayed, each page cut at ``max_chars``)."""
+    blocks = []
+    for i, cond in enumerate(item["conditions"], start=1):
+        r = cond["rubric"]
+        lines = [
+            f'Condition {i}: "{cond["name"]}"',
+            f"Requirement: {r['requirement']}",
+            "Counts: " + "; ".join(r["counts"]),
+            "Does not count: " + "; ".join(r["does_not_count"]),
+        ]
+        if r.get("note"):
+            lines.append(f"Note: {r['note']}")
+        for page in cond["pages"]:
+            lines += [f"--- page {page['page']} ---", page["text"][:max_chars]]
+        blocks.append("\n".join(lines))
+    template = resources.files("nclue.audit.prompts").joinpath("evaluate_item.txt").read_text(encoding="utf-8")
+    return template.format(need=item["need"], conditions_block="\n\n".join(blocks), min_quote_chars=MIN_QUOTE_CHARS)
+
+
+def parse_reply(reply: str, item: Mapping[str, Any]) -> list[tuple[bool, list[tuple[int, str]]]]:
+    """``[(established, [(page, quote), …]), …]`` per condition; ``ValueError`` names what is malformed."""
+    body = _FENCE.sub("", reply.strip())
+    start, stop = body.find("{"), body.rfind("}")
+    if start < 0 or stop < start:
+        raise ValueError("no JSON object in the reply")
+    try:
+        obj = json.loads(body[start : stop + 1])
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the reply is not JSON ({exc.msg})") from None
+    entries = obj.get("conditions") if isinstance(obj, dict) else None
+    conds = item["conditions"]
+    if not isinstance(entries, list) or len(entries) != len(conds):
+        raise ValueError(f"expected {len(conds)} condition entries")
+    out = []
+    for cond, entry in zip(conds, entries):
+        if not isinstance(entry, dict) or entry.get("condition") != cond["name"]:
+            raise ValueError(f"entry for {cond['name']!r} missing or out of order")
+        if not isinstance(entry.get("established"), bool):
+            raise ValueError(f"'established' for {cond['name']!r} is not a Boolean")
+        evidence = entry.get("evidence", [])
+        if not isinstance(evidence, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("page"), int) and isinstance(e.get("quote", ""), str)
+            for e in evidence
+        ):
+            raise ValueError(f"'evidence' for {cond['name']!r} must list {{page, quote}} objects")
+        pages: dict[int, str] = {}
+        for e in evidence:
+            pages.setdefault(int(e["page"]), str(e.get("quote", "")))
+        out.append((entry["established"], sorted(pages.items())))
+    return out
+
+
+def machine(
+    audit_dir: str | os.PathLike[str],
+    endpoint: str | None = None,
+    model: str | None = None,
+    key: str | None = None,
+    packet_id: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    evaluator: str = "M",
+    cache: str | os.PathLike[str] | None = None,
+    max_tokens: int = 1500,
+    tick: Tick = lambda stage, n, total: None,
+) -> MachineSummary:
+    """Answer every item of a packet through the LLM endpoint and write an export."""
+    audit = AuditDir.open(audit_dir)
+    ids = audit.packet_ids()
+    if packet_id is None:
+        first = audit.packets_of_kind("audit", "challenge")
+        if len(first) != 1:
+            raise NclueError(
+                f"{audit.root}: {len(first)} initial packets ({', '.join(first) or 'none'}); choose one with --packet ID"
+            )
+        packet_id = first[0]
+    elif packet_id not in ids:
+        raise NclueError(f"{audit.root}: no packet {packet_id!r} (packets: {', '.join(ids) or 'none'})")
+    payload, _ = audit.load_packet(packet_id)
+    config = replace(LLMConfig.from_env(endpoint, model, key), max_tokens=max_tokens)
+    responses = ResponseCache(Path(cache) if cache else audit.root / "machine" / "llm_cache.jsonl")
+    items, reasons = [], []
+    counts = {"accepted": 0, "rejected": 0, "malformed": 0, "cached": 0, "fresh": 0}
+    tick("items", 0, len(payload["items"]))
+    for pos, item in enumerate(payload["items"], start=1):
+        prompt = prompt_for(item)
+        reply = responses.get(prompt, config.model)
+        fresh = reply is None
+        if fresh:
+            try:
+                reply = chat(config, prompt)
+            except NclueError as exc:
+                responses.save()
+                raise NclueError(
+                    f"{exc} ({pos - 1} of {len(payload['items'])} items answered; the replies so far are frozen in "
+                    f"{responses.path} — rerun with the endpoint available to answer the rest)"
+                ) from None
+        counts["fresh" if fresh else "cached"] += 1
+        if fresh:
+            responses.put(prompt, config.model, reply)
+        try:
+            parsed = parse_reply(reply, item)
+        except ValueError as exc:
+            counts["malformed"] += 1
+            reasons.append(f"item {pos} ({item['id']}): reply not used ({exc})")
+            items.append({"id": item["id"], "status": "empty", "conditions": _blank(item)})
+            tick("items", 1, None)
+            continue
+        problems = [
+            f"condition {i} (“{cond['name']}”): {p[0]}"
+            for i, (cond, (answer, evidence)) in enumerate(zip(item["conditions"], parsed), start=1)
+            if (p := condition_problems(cond, answer, evidence))
+        ]
+        status = "draft" if problems else "accepted"
+        counts["rejected" if problems else "accepted"] += 1
+        if problems:
+            reasons.append(f"item {pos} ({item['id']}): {problems[0]}")
+        items.append(
+            {
+                "id": item["id"],
+                "status": status,
+                "conditions": [
+                    {"id": cond["id"], "answer": answer, "evidence": [{"page": p, "quote": q} for p, q in evidence]}
+                    for cond, (answer, evidence) in zip(item["conditions"], parsed)
+                ],
+            }
+        )
+        tick("items", 1, None)
+    responses.save()
+    target = Path(out) if out else audit.root / f"machine-{evaluator}.json"
+    write_json(
+        target,
+        {
+            "format": EXPORT_FORMAT,
+            "version": FORMAT_VERSION,
+            "kind": payload["kind"],
+            "packet_id": packet_id,
+            "evaluator": evaluator,
+            "model": config.model,
+            "items": items,
+            "digest": export_digest(packet_id, evaluator, items),
+        },
+    )
+    return MachineSummary(
+        path=target,
+        packet_id=packet_id,
+        evaluator=evaluator,
+        model=config.model or "",
+        items=len(items),
+        reasons=tuple(reasons),
+        **counts,
+    )
+
+
+def _blank(item: Mapping[str, Any]) -> list[dict]:
+    return [{"id": c["id"], "answer": None, "evidence": []} for c in item["conditions"]]

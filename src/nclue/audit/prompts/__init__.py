@@ -1,0 +1,1 @@
+"""Prompt templates (``*.txt``) of the machine evaluator."""

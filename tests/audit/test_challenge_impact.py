@@ -1,0 +1,134 @@
+"""The targeted challenge against brute-force rescoring, its poll with duplicate streams, and the impact table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+from tests.audit.simulate import answers, payload_of, read_jsonl, write_export
+
+import nclue
+from nclue.audit.adjudicate import adjudicate
+from nclue.audit.challenge import challenge
+from nclue.audit.impact import impact
+from nclue.audit.packet import build_packet
+from nclue.audit.params import ChallengeParams
+from nclue.audit.store import AuditDir
+
+
+@pytest.fixture(scope="module")
+def runs(release_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("runs")
+    paths = {}
+    for system in ("bm25.and", "bm25.decompose(distinct)", "bm25.joint"):
+        run = nclue.run_system(release_dir / "bench", release_dir / "coll", system)
+        paths[system] = next(p for p in run.write(out) if p.suffix == ".jsonl")
+    return paths
+
+
+def _contrast(bench: Path, a: Path, b: Path, qrels: Path | None = None) -> float:
+    card = nclue.evaluate(bench, [a, b], ci="none", qrels=qrels)
+    return card[a.stem].n_clue_score - card[b.stem].n_clue_score
+
+
+def test_targets_equal_brute_force_promotion(release_dir: Path, runs: dict, tmp_path: Path) -> None:
+    bench = release_dir / "bench"
+    a, b = runs["bm25.and"], runs["bm25.decompose(distinct)"]
+    summary = challenge(bench, a, b, tmp_path / "ch", ChallengeParams(k=10, controls=3))
+    qrels = read_jsonl(bench / "qrels.jsonl")
+    n_of = {q["qid"]: len(q["conditions"]) for q in read_jsonl(bench / "queries.jsonl")}
+    judged = {(r["qid"], r["doc_id"]): r for r in qrels}
+    union = set()
+    for path in (a, b):
+        for row in read_jsonl(path):
+            top = [d["doc_id"] for d in sorted(row["docs"], key=lambda d: -d["score"])][:10]
+            union |= {(row["qid"], d) for d in top if judged.get((row["qid"], d), {}).get("label") == "partial"}
+    base = _contrast(bench, a, b)
+    assert summary.contrast * 100 == pytest.approx(base)
+    targets = set()
+    for qid, doc in sorted(union):
+        promoted = [
+            {"qid": r["qid"], "doc_id": r["doc_id"], "grade": n_of[qid], "label": "gold"}
+            if (r["qid"], r["doc_id"]) == (qid, doc)
+            else {k: r[k] for k in ("qid", "doc_id", "grade", "label")}
+            for r in qrels
+        ]
+        path = tmp_path / "promoted.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in promoted))
+        change = _contrast(bench, a, b, path) - base
+        if change * (1 if base >= 0 else -1) < -1e-9:
+            targets.add((qid, doc))
+    key = read_jsonl(tmp_path / "ch" / "key.jsonl")
+    assert {(r["qid"], r["doc_id"]) for r in key if r["role"] == "target"} == targets
+    assert summary.candidates == len(union) and summary.targets == len(targets) >= 1
+    controls = [r for r in key if r["role"] == "control"]
+    assert len(controls) == 3 and not {(r["qid"], r["doc_id"]) for r in controls} & targets
+
+
+def test_challenge_poll_collapses_duplicates_and_breaks_ties(release_dir: Path, runs: dict, tmp_path: Path) -> None:
+    root = tmp_path / "ch"
+    challenge(
+        release_dir / "bench", runs["bm25.and"], runs["bm25.decompose(distinct)"], root, ChallengeParams(controls=3)
+    )
+    packet = build_packet(root, release_dir / "coll", tmp_path / "challenge.html")
+    payload = payload_of(root, packet.packet_id)
+    assert payload["kind"] == "challenge" and payload["title"] == "Evidence review"
+    admin = json.loads((root / "packets" / f"{packet.packet_id}.admin.json").read_text())
+    pages_of = {r["doc_id"]: r["n_pages"] for r in read_jsonl(release_dir / "bench" / "corpus.jsonl")}
+    for item in payload["items"]:
+        n_pages = pages_of[admin["items"][item["id"]]["doc_id"]]
+        assert all(min(6, n_pages) <= len(c["pages"]) <= 9 for c in item["conditions"])
+    x = write_export(tmp_path / "X.json", payload, "X", answers(payload))
+    y = write_export(tmp_path / "Y.json", payload, "Y", answers(payload))  # identical to X: one stream
+    z = write_export(tmp_path / "Z.json", payload, "Z", answers(payload, {(0, 0), (1, 1)}))
+    tied = adjudicate(root, [x, y, z])
+    assert tied.polls[0].evaluators == ("X", "Z") and "identical to X" in tied.polls[0].notes[0]
+    assert tied.unresolved == 2 and tied.tiebreak is not None
+    tie = payload_of(root, tied.tiebreak.packet_id)
+    w = write_export(tmp_path / "W.json", tie, "W", answers(tie))
+    final = adjudicate(root, [x, y, z, w])
+    assert final.qrels == root / "qrels.v2.jsonl" and final.unresolved == 0
+    roles = {t.role for t in final.transitions}
+    assert roles == {"target", "control"} and "Challenge targets" in final.to_markdown()
+
+
+def test_impact_rescoring_matches_the_public_evaluate(release_dir: Path, runs: dict, tmp_path: Path) -> None:
+    bench = release_dir / "bench"
+    qrels = read_jsonl(bench / "qrels.jsonl")
+    changed = [dict(r, label="partial") if r["label"] == "gold" and i % 3 == 0 else r for i, r in enumerate(qrels)]
+    for r in changed:
+        r.pop("pages", None)
+    v2 = tmp_path / "qrels.v2.jsonl"
+    v2.write_text("".join(json.dumps(r) + "\n" for r in changed))
+    report = impact(bench, [bench / "qrels.jsonl", v2], list(runs.values()), draws=500)
+    js = report.to_json()
+    assert [v["name"] for v in js["versions"]] == ["v1", "v2"]
+    for version, path in zip(js["versions"], (None, v2)):
+        card = nclue.evaluate(bench, list(runs.values()), ci="none", qrels=path)
+        assert version["n_clue_score"] == pytest.approx({n: card[n].n_clue_score for n in card})
+        assert version["counts"]["gold"] == sum(r["label"] == "gold" for r in (qrels if path is None else changed))
+    names = sorted(runs)
+    rho = spearmanr(
+        [js["versions"][0]["n_clue_score"][n] for n in names], [js["versions"][1]["n_clue_score"][n] for n in names]
+    )
+    assert js["movements"][0]["spearman"] == pytest.approx(rho.statistic)
+    first = js["contrasts"][0]
+    best = sorted(names, key=lambda n: (-js["versions"][0]["n_clue_score"][n], n))
+    assert (first["variant"], first["base"]) == (best[0], best[1])
+    diff = nclue.compare(bench, runs[best[1]], [runs[best[0]]], draws=500, sensitivity=False)[best[0]]
+    assert first["p_family"] == pytest.approx(diff.p_family)
+    assert "Spearman ρ" in report.to_markdown() and np.isfinite(first["gap"])
+    # a challenge started from a repaired version records it, and its adjudication writes the next one
+    ch = challenge(bench, runs["bm25.and"], runs["bm25.joint"], tmp_path / "ch", ChallengeParams(controls=2), qrels=v2)
+    audit = AuditDir.open(ch.audit)
+    assert audit.base_version == 2 and audit.release().files["qrels"] == v2
+    packet = build_packet(ch.audit, release_dir / "coll", tmp_path / "ch.html")
+    payload = payload_of(ch.audit, packet.packet_id)
+    votes = [
+        write_export(tmp_path / f"{n}.json", payload, n, answers(payload, flips))
+        for n, flips in (("X", set()), ("Y", {(0, 0)}), ("Z", {(1, 0)}))
+    ]
+    assert adjudicate(ch.audit, votes).qrels == ch.audit / "qrels.v3.jsonl"
