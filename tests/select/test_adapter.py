@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from nclue.corpus.store import DOCS_SCHEMA, PAGES_SCHEMA, write_table_atomic
 from nclue.errors import NclueError
+from nclue.index.lexical import build_lexical_index
 from nclue.select.adapter import adapt_release
 from nclue.select.tasks import check_pool_sizes, load_docs, load_judgments, load_tasks
 
@@ -100,8 +103,9 @@ def release(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_adapter_maps_queries_to_tasks(release, tmp_path):
     bench, coll = release
-    report = adapt_release(bench, coll, tmp_path / "tasks", max_chars=60)
+    report = adapt_release(bench, coll, tmp_path / "tasks", max_chars=60, pool="qrels")
     assert report["skipped_small_pools"] == [{"qid": "q2", "pool": 1}]
+    assert report["pool"]["kind"] == "qrels-oracle" and "oracle pool" in report["pool"]["rule"]
     tasks = load_tasks(tmp_path / "tasks")
     assert [t.task_id for t in tasks] == ["q1"]
     (task,) = tasks
@@ -119,8 +123,8 @@ def test_adapter_maps_queries_to_tasks(release, tmp_path):
 
 def test_adapter_distractors_are_grade_zero_and_seeded(release, tmp_path):
     bench, coll = release
-    adapt_release(bench, coll, tmp_path / "a", distractors=2, seed=5)
-    adapt_release(bench, coll, tmp_path / "b", distractors=2, seed=5)
+    adapt_release(bench, coll, tmp_path / "a", distractors=2, seed=5, pool="qrels")
+    adapt_release(bench, coll, tmp_path / "b", distractors=2, seed=5, pool="qrels")
     assert (tmp_path / "a" / "tasks.jsonl").read_bytes() == (tmp_path / "b" / "tasks.jsonl").read_bytes()
     tasks = load_tasks(tmp_path / "a")
     check_pool_sizes(tasks, 5)
@@ -136,4 +140,51 @@ def test_adapter_refuses_inconsistent_grade(release, tmp_path):
     rows[0]["grade"] = 1
     jsonl(bench / "qrels.jsonl", rows)
     with pytest.raises(NclueError, match="qrels.jsonl:1: grade 1 but 2 conditions"):
-        adapt_release(bench, coll, tmp_path / "t")
+        adapt_release(bench, coll, tmp_path / "t", pool="qrels")
+
+
+def test_pool_from_a_run_file_is_judged_by_the_qrels_only(release, tmp_path):
+    bench, coll = release
+    run = tmp_path / "run.trec"
+    ranked = ["pkg/doc8.pdf", "pkg/doc0.pdf", "pkg/doc7.pdf", "pkg/doc2.pdf", "pkg/doc6.pdf", "pkg/doc1.pdf"]
+    run.write_text("".join(f"q1 Q0 {d} {r} {10 - r} sys\n" for r, d in enumerate(ranked, start=1)))
+    report = adapt_release(bench, coll, tmp_path / "t", pool=str(run), depth=5)
+    assert report["pool"]["kind"] == "run" and report["pool"]["depth"] == 5
+    assert report["pool"]["run_sha256"] == hashlib.sha256(run.read_bytes()).hexdigest()
+    assert report["skipped_small_pools"] == [{"qid": "q2", "pool": 0}]
+    (task,) = load_tasks(tmp_path / "t")
+    assert list(task.pool) == sorted(ranked[:5])  # the run's five best, sorted by ID
+    assert dict(zip(task.pool, task.pool_scores)) == {d: 10 - r for r, d in enumerate(ranked[:5], start=1)}
+    lab = load_judgments(tmp_path / "t" / "judgments.jsonl", [task])["q1"]
+    grades = dict(zip(task.pool, lab.grade.tolist()))
+    # doc8, doc7 and doc6 (q2's document) have no q1 qrels row: grade 0; doc0 is q1's gold
+    assert grades == {"pkg/doc0.pdf": 2, "pkg/doc2.pdf": 1, "pkg/doc6.pdf": 0, "pkg/doc7.pdf": 0, "pkg/doc8.pdf": 0}
+
+
+def test_pool_from_a_system_is_what_the_words_on_the_pages_retrieve(release, tmp_path):
+    """Pages mentioning Alpha or Beta (written here) are the only ones BM25 can retrieve."""
+    bench, coll = release
+    mention = {("pkg/doc0.pdf", 1): "Alpha", ("pkg/doc3.pdf", 2): "Beta", ("pkg/doc7.pdf", 3): "Alpha", ("pkg/doc7.pdf", 1): "Beta",
+               ("pkg/doc4.pdf", 1): "Alpha", ("pkg/doc8.pdf", 2): "Beta"}  # fmt: skip
+    table = pq.read_table(coll / "pages.parquet").to_pylist()
+    for row in table:
+        row["text"] += " " + mention.get((row["doc_id"], row["page"]), "")
+    write_table_atomic(coll / "pages.parquet", pa.Table.from_pylist(table, schema=PAGES_SCHEMA))
+    build_lexical_index(coll)
+    report = adapt_release(bench, coll, tmp_path / "t", pool="bm25.decompose(distinct)", depth=30, k=5)
+    assert report["pool"]["kind"] == "retrieval" and report["pool"]["system"] == "bm25.decompose(distinct)"
+    (task,) = load_tasks(tmp_path / "t")
+    assert set(task.pool) == {d for d, _ in mention}
+    best = max(zip(task.pool_scores, task.pool))[1]
+    assert best == "pkg/doc7.pdf"  # the only document with both conditions, on distinct pages
+
+
+def test_adapter_json_feeds_the_freeze_manifest(release, tmp_path, encoder):
+    from nclue.select.freeze import freeze
+
+    bench, coll = release
+    adapt_release(bench, coll, tmp_path / "t", pool="qrels")
+    result = freeze(tmp_path / "t", tmp_path / "frz", encoder=encoder, selectors=["dense", "gated"])
+    assert result.manifest["pool"]["kind"] == "qrels-oracle"
+    assert "adapter.json" in result.manifest["inputs"]
+    assert str(bench / "qrels.jsonl") in result.manifest["barrier"]["protected"]

@@ -19,9 +19,12 @@ def test_help_has_examples(app):
     runner = CliRunner()
     for cmd in (
         ["coverage", "--help"],
+        ["coverage", "select", "--help"],
         ["coverage", "freeze", "--help"],
         ["coverage", "evaluate", "--help"],
         ["coverage", "adapt", "--help"],
+        ["coverage", "calibrate", "--help"],
+        ["coverage", "verify", "--help"],
     ):
         result = runner.invoke(app, cmd)
         assert result.exit_code == 0 and "Example" in result.output
@@ -53,8 +56,10 @@ def test_freeze_and_evaluate_with_onnx_and_st_cross_check(app, task_dir, tmp_pat
             app, ["coverage", "freeze", str(task_dir), "-o", str(tmp_path / kind), "--encoder", kind]
         )
         assert result.exit_code == 0, result.output
-    onnx_rankings = (tmp_path / "onnx" / "rankings.jsonl").read_text()
-    assert onnx_rankings == (tmp_path / "torch" / "rankings.jsonl").read_text()
+    from nclue.select.freeze import resolve_freeze
+
+    onnx_rankings = (resolve_freeze(tmp_path / "onnx") / "rankings.jsonl").read_text()
+    assert onnx_rankings == (resolve_freeze(tmp_path / "torch") / "rankings.jsonl").read_text()
     result = runner.invoke(
         app,
         [
@@ -72,3 +77,19 @@ def test_freeze_and_evaluate_with_onnx_and_st_cross_check(app, task_dir, tmp_pat
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["splits"]["all"]["tasks"] == 7
     assert summary["oracle"]["unreachable"] == 0
+
+
+def test_verify_cli_passes_then_fails_on_a_changed_summary(cli, task_dir, tmp_path, encoder):
+    from nclue.select.evaluate import evaluate
+    from nclue.select.freeze import freeze
+
+    frz = freeze(task_dir, tmp_path / "frz", encoder=encoder, selectors=["dense", "expected"]).path.parent
+    judgments = task_dir / "judgments.jsonl"
+    evaluate(task_dir, frz, judgments, tmp_path / "out")
+    ok = cli("coverage", "verify", task_dir, frz, tmp_path / "out", "--judgments", judgments)
+    assert ok.exit_code == 0 and ", 0 differ" in ok.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    summary["splits"]["all"]["tasks"] = 8
+    (tmp_path / "out" / "summary.json").write_text(json.dumps(summary))
+    bad = cli("coverage", "verify", task_dir, frz, tmp_path / "out", "--judgments", judgments)
+    assert bad.exit_code == 1 and "differs: splits/all/tasks: recorded 8, recomputed 7" in bad.output

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from nclue.select.metrics import ndcg_at_k, score_task, summarise
+from nclue.select.metrics import alpha_ndcg_at_k, ndcg_at_k, score_task, subtopic_recall, summarise
 from nclue.select.results import DRAWS, SEED, case_table, paired_intervals, results_table
 from nclue.tables import Table, render
 
@@ -74,13 +74,15 @@ def test_tables_render_markdown_and_latex():
     summary = {
         "ndcg": 0.5,
         "coverage": 0.25,
+        "alpha_ndcg": 0.375,
+        "subtopic_recall": 0.5,
         "redundancy": 0.0,
         "pair_cosine": 0.1,
         "no_obligation": 2.0,
         "lost": 1,
         "gained": 3,
     }
-    assert "| Dense | 0.5000 | 0.2500 | 0.0000 | 0.1000 | 2.0000 | 1 / 3 |" in render(
+    assert "| Dense | 0.5000 | 0.2500 | 0.3750 | 0.5000 | 0.0000 | 0.1000 | 2.0000 | 1 / 3 |" in render(
         results_table({"dense": summary}), "markdown"
     )
 
@@ -88,3 +90,33 @@ def test_tables_render_markdown_and_latex():
 def test_case_table_shortens_path_like_id_titles():
     md = render(case_table(["pkg/doc/guide"], {"pkg/doc/guide": "pkg/doc/guide"}, {"pkg/doc/guide": 2}, {}), "markdown")
     assert "| 1 / pkg/doc/guide | guide | 2 | None | None |" in md
+
+
+def test_alpha_ndcg_hand_computed_with_a_greedy_ideal():
+    # subtopics: d0 {0}, d1 {0}, d2 {1}, d3 {0, 1}; alpha = 0.5, k = 3
+    agreed = np.array([[1, 0], [1, 0], [0, 1], [1, 1]], dtype=bool)
+    l3 = math.log2(3)
+    # ranking d0, d1, d2: gains 1, 0.5 (subtopic 0 seen once), 1
+    dcg = 1 + 0.5 / l3 + 1 / 2
+    # greedy ideal: d3 (2), then d0 (0.5; ties to the first), then d2 (0.5)
+    idcg = 2 + 0.5 / l3 + 0.5 / 2
+    assert math.isclose(alpha_ndcg_at_k(agreed, [0, 1, 2], 3), dcg / idcg)
+    assert math.isclose(alpha_ndcg_at_k(agreed, [3, 0, 2], 3), 1.0)
+    assert alpha_ndcg_at_k(np.zeros((4, 2), dtype=bool), [0, 1, 2], 3) == 0.0
+
+
+def test_alpha_zero_reduces_to_ndcg_of_subtopic_counts():
+    rng = np.random.default_rng(5)
+    agreed = rng.random((8, 3)) < 0.4
+    counts = agreed.sum(axis=1).astype(float)
+    ranking = [4, 1, 6, 0, 2]
+    # with alpha = 0 every subtopic counts every time, and greedy on counts is the exact ideal
+    assert math.isclose(alpha_ndcg_at_k(agreed, ranking, 5, alpha=0.0), ndcg_at_k(counts, ranking, 5))
+
+
+def test_subtopic_recall_counts_only_attainable_requirements():
+    agreed = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 0]], dtype=bool)  # requirement 3 is unattainable
+    assert subtopic_recall(agreed, [0, 2]) == 0.5
+    assert subtopic_recall(agreed, [0, 1]) == 1.0
+    assert score_task(np.ones(3), agreed, np.eye(3), [0, 1], 2).coverage == pytest.approx(2 / 3)
+    assert subtopic_recall(np.zeros((3, 2), dtype=bool), [0, 1]) == 1.0

@@ -1,4 +1,5 @@
-"""``nclue coverage …``: adapt a benchmark, freeze label-free rankings, evaluate a freeze (R03)."""
+"""``nclue coverage …``: pick k documents that cover a query's requirements (one query, or a
+benchmark through adapt → calibrate → freeze → evaluate → verify)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,24 @@ from pathlib import Path
 
 import typer
 
+from nclue.select.params import DEFAULT_SIGNALS, JUDGMENT_PATTERNS, SelectOptions
+from nclue.tables import Format
+
+_SELECT = SelectOptions()
+
 coverage_app = typer.Typer(
     help=(
-        "Coverage selection (R03): pick k documents that cover a task's requirements, "
-        "with a pre-outcome freeze and a labeled oracle.\n\n"
-        "Example: nclue coverage freeze examples/coverage -o frz && "
-        "nclue coverage evaluate examples/coverage frz --judgments examples/coverage/judgments.jsonl -o out"
+        "Coverage selection: pick k documents that together cover every requirement, for one query "
+        "(select) or over a benchmark with a pre-outcome freeze and a labeled oracle.\n\n"
+        'Example: nclue coverage select coll --query "critical edition" --require "line numbering" '
+        '--require "footnotes" --k 5'
     ),
     no_args_is_help=True,
+)
+
+POOL_HELP = "Pool: a system name (e.g. bm25.decompose(distinct)), a run file, or 'qrels' (oracle pool, labels)."
+SELECTOR_HELP = (
+    "Selector: expected (default), xquad, pm2, mmr, facility, evidence, retriever, or R03's dense, coverage, gated."
 )
 
 
@@ -32,37 +43,99 @@ class OnMissing(str, Enum):
     zero = "zero"
 
 
+def _warn(messages: list[str] | tuple[str, ...]) -> None:
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    for message in messages:
+        console.print(f"warning: {message}", style="yellow", markup=False, highlight=False, soft_wrap=True)
+
+
+def select(
+    collection: Path = typer.Argument(..., help="Collection with its lexical and dense page indexes."),
+    query: str = typer.Option("", "--query", "-q", help='The question; "A; B; C" also gives the requirements.'),
+    require: list[str] = typer.Option([], "--require", "-r", help="A requirement (repeatable)."),
+    k: int = typer.Option(_SELECT.k, help="Documents to select."),
+    pool: str = typer.Option(_SELECT.pool, help="Retrieval system that makes the pool."),
+    pool_depth: int = typer.Option(_SELECT.pool_depth, help="Documents in the pool."),
+    selector: str = typer.Option(_SELECT.selector, help=SELECTOR_HELP),
+    calibration: Path | None = typer.Option(None, help="Evidence calibration file (default: the packaged one)."),
+    fmt: Format = typer.Option(Format.table, "--format", help="table, markdown, latex or json."),
+) -> None:
+    """Select k documents that together cover every requirement of one query, with evidence pages.
+
+    Example: nclue coverage select coll --query "typeset a critical edition" -r "line numbering" -r "critical apparatus" -r footnotes --format json
+    """
+    from nclue.select.single import select_documents
+
+    result = select_documents(collection, query, require, k, pool, pool_depth, selector, calibration)
+    typer.echo(result.render(fmt), nl=False)
+
+
 def adapt(
     bench: Path = typer.Argument(..., help="Benchmark release directory (queries.jsonl, qrels.jsonl, corpus.jsonl)."),
     collection: Path = typer.Argument(..., help="Collection (page store) the release was built from."),
     out: Path = typer.Option(..., "-o", "--out", help="Task-set directory to write."),
+    pool: str = typer.Option(_SELECT.pool, help=POOL_HELP),
+    pool_depth: int = typer.Option(_SELECT.pool_depth, min=1, help="Documents per pool (system or run file)."),
     k: int = typer.Option(5, min=2, help="Selection size; queries with smaller pools are skipped and listed."),
     distractors: int = typer.Option(0, min=0, help="Grade-0 corpus documents added to each pool (seeded)."),
     seed: int = typer.Option(0, help="Seed of the distractor draw."),
-    max_chars: int = typer.Option(2000, min=1, help="Characters of leading page text per document."),
+    max_chars: int = typer.Option(2000, min=1, help="Characters of leading page text per document (R03 vectors)."),
 ) -> None:
-    """Turn an nclue benchmark into tasks.jsonl / docs.jsonl / judgments.jsonl.
+    """Turn an nclue benchmark into tasks.jsonl / docs.jsonl / judgments.jsonl with retrieved pools.
 
-    Example: nclue coverage adapt bench/v1 coll -o tasks/debian --distractors 5
+    Example: nclue coverage adapt bench/v1 coll -o tasks/debian --pool 'bm25.decompose(distinct)' --pool-depth 30
     """
     from nclue.select.adapter import adapt_release
 
-    report = adapt_release(bench, collection, out, k=k, distractors=distractors, seed=seed, max_chars=max_chars)
+    report = adapt_release(
+        bench, collection, out, k=k, distractors=distractors, seed=seed, max_chars=max_chars, pool=pool,
+        depth=pool_depth, progress=True,
+    )  # fmt: skip
     typer.echo(
         f"{report['tasks']} tasks, {report['documents']} documents → {out} "
-        f"({len(report['skipped_small_pools'])} queries skipped: pool < k)"
+        f"({len(report['skipped_small_pools'])} queries skipped: pool < k; pool: {report['pool']['rule']})"
     )
+
+
+def calibrate(
+    bench: Path = typer.Argument(..., help="Benchmark release with evidence pages in its qrels."),
+    collection: Path = typer.Argument(..., help="The release's collection, with lexical and dense indexes."),
+    out: Path = typer.Option(..., "-o", "--out", help="Calibration file to write (JSON)."),
+    signal: list[str] = typer.Option(list(DEFAULT_SIGNALS), "--signal", help="Evidence signal (repeatable)."),
+    fmt: Format = typer.Option(Format.table, "--format", help="table, markdown, latex or json."),
+) -> None:
+    """Fit the evidence weights (page model + document Platt scaling) with cross-fitting folds.
+
+    Example: nclue coverage calibrate nclue-demo/bench nclue-demo/collection -o calibration.json
+    """
+    from nclue.select.calibrate import calibrate as run_calibrate
+
+    report = run_calibrate(bench, collection, out, tuple(signal))
+    typer.echo(report.render(fmt), nl=False)
 
 
 def freeze(
     tasks: Path = typer.Argument(..., help="Task-set directory (tasks.jsonl, docs.jsonl)."),
-    out: Path = typer.Option(..., "-o", "--out", help="Freeze directory to write."),
+    out: Path = typer.Option(
+        ..., "-o", "--out", help="Folder of freezes; each freeze is a new time-stamped subfolder."
+    ),
     k: int = typer.Option(5, min=2, help="Documents per selection."),
     encoder: Encoder = typer.Option(Encoder.onnx, help="onnx (R03's encoder via ONNX Runtime) or torch."),
+    selector: list[str] = typer.Option([], "--selector", help="Selector to freeze (repeatable; default: all)."),
+    collection: Path | None = typer.Option(None, help="Collection the evidence reads (default: from adapter.json)."),
+    calibration: Path | None = typer.Option(None, help="Evidence calibration file (default: the packaged one)."),
+    crossfit: bool = typer.Option(False, help="Score each requirement with the calibration fold fitted without it."),
+    barrier_pattern: list[str] = typer.Option(
+        list(JUDGMENT_PATTERNS), "--barrier-pattern", help="Path-component pattern refused while freezing."
+    ),
+    protect: list[Path] = typer.Option([], "--protect", help="A labels file refused under any name (repeatable)."),
 ) -> None:
-    """Encode facets and documents and write every label-free ranking, with SHA-256 manifest.
+    """Encode, compute requirement evidence and write every label-free ranking, with a SHA-256 manifest.
 
-    Judgment files (*judgment*, *qrels*) cannot be opened while this runs.
+    Judgment files (any path component matching a barrier pattern, or a protected file under any
+    name) cannot be opened while this runs.
 
     Example: nclue coverage freeze examples/coverage -o runs/coverage-freeze
     """
@@ -71,22 +144,28 @@ def freeze(
     from nclue.select.freeze import freeze as run_freeze
     from nclue.select.tasks import load_tasks
 
-    tasks_list = load_tasks(tasks)
+    tasks_list = load_tasks(tasks, warn=lambda _: None)
     total = len({d for t in tasks_list for d in t.pool}) + sum(t.m + 1 for t in tasks_list)
     with Progress(transient=True) as progress:
         bar = progress.add_task("encoding", total=total)
-        manifest = run_freeze(tasks, out, encoder_kind=encoder.value, k=k, on_block=lambda n: progress.advance(bar, n))
-    typer.echo(f"froze {manifest['tasks']} tasks, {manifest['documents']} documents → {out}")
+        result = run_freeze(
+            tasks, out, encoder_kind=encoder.value, k=k, selectors=list(selector) or None,
+            on_block=lambda n: progress.advance(bar, n), collection=collection, calibration=calibration,
+            crossfit=crossfit, patterns=tuple(barrier_pattern), protect=tuple(protect),
+        )  # fmt: skip
+    _warn(result.warnings)
+    typer.echo(f"froze {result.manifest['tasks']} tasks, {result.manifest['documents']} documents → {result.path}")
 
 
 def evaluate(
     tasks: Path = typer.Argument(..., help="Task-set directory the freeze was made from."),
-    freeze_dir: Path = typer.Argument(..., help="Freeze directory written by `nclue coverage freeze`."),
+    freeze_dir: Path = typer.Argument(..., help="A freeze, or the folder of freezes (the latest is used)."),
     judgments: Path = typer.Option(..., "--judgments", help="judgments.jsonl to score against."),
     out: Path = typer.Option(..., "-o", "--out", help="Output directory for tables and scores."),
+    freeze_id: str | None = typer.Option(None, help="Which freeze of the folder (its time-stamped name)."),
     on_missing: OnMissing = typer.Option(OnMissing.error, help="A judge missing for a pool document: error, or zero."),
 ) -> None:
-    """Verify the freeze (refusing a changed one), then score dense / coverage / gated and the oracle.
+    """Verify the freeze (refusing a changed one), then score every frozen selector and the oracle.
 
     Example: nclue coverage evaluate examples/coverage frz --judgments examples/coverage/judgments.jsonl -o out
     """
@@ -96,7 +175,7 @@ def evaluate(
     from nclue.select.tasks import load_tasks
 
     with Progress(transient=True) as progress:
-        bar = progress.add_task("scoring", total=len(load_tasks(tasks)))
+        bar = progress.add_task("scoring", total=len(load_tasks(tasks, warn=lambda _: None)))
         report = run_evaluate(
             tasks,
             freeze_dir,
@@ -104,13 +183,38 @@ def evaluate(
             out,
             on_missing=on_missing.value,  # type: ignore[arg-type]
             on_task=lambda: progress.advance(bar),
+            freeze_id=freeze_id,
         )
-    typer.echo(f"scored {report['all'].tasks} tasks → {out / 'results.md'}")
+    typer.echo(f"scored {report['all'].tasks} tasks (freeze {report.freeze}) → {out / 'results.md'}")
 
 
+def verify(
+    tasks: Path = typer.Argument(..., help="Task-set directory."),
+    freeze_dir: Path = typer.Argument(..., help="A freeze, or the folder of freezes."),
+    results: Path = typer.Argument(..., help="Output directory of `nclue coverage evaluate` (summary.json)."),
+    judgments: Path = typer.Option(..., "--judgments", help="judgments.jsonl the results were scored against."),
+    freeze_id: str | None = typer.Option(None, help="Which freeze (default: the one summary.json names)."),
+) -> None:
+    """Recompute summary.json from the freeze and the judgments; exit 1 naming every cell that differs.
+
+    Example: nclue coverage verify examples/coverage frz out --judgments examples/coverage/judgments.jsonl
+    """
+    from nclue.select.evaluate import verify_report
+
+    result = verify_report(tasks, freeze_dir, judgments, results, freeze_id=freeze_id)
+    for failure in result.failures:
+        typer.echo(f"differs: {failure}", err=True)
+    typer.echo(f"{result.cells_checked} cells checked, {len(result.failures)} differ")
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+coverage_app.command("select")(select)
 coverage_app.command("adapt")(adapt)
+coverage_app.command("calibrate")(calibrate)
 coverage_app.command("freeze")(freeze)
 coverage_app.command("evaluate")(evaluate)
+coverage_app.command("verify")(verify)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,8 +1,13 @@
-"""Coverage selection (R03): choose k documents that jointly cover a task's written
-requirements, the labeled oracle, the metrics and the pre-outcome freeze protocol.
+"""Coverage selection: choose k documents that jointly cover a query's written requirements —
+for one query (``single``) or over a benchmark with R03's labeled oracle, metrics and
+pre-outcome freeze protocol (``docs/coverage.md``).
 
-Modules: ``tasks`` (files, validation, labels), ``objective`` (normaliser, F, greedy),
-``selectors`` (dense, coverage, gated), ``oracle``, ``metrics``, ``results`` (paired task
-bootstrap, tables, the typed report), ``encode`` (vectors), ``freeze`` (barrier, manifest,
-verification), ``evaluate`` and ``adapter`` (nclue benchmark → tasks).
+Modules: ``params`` (defaults), ``tasks`` (files, validation, labels), ``inputs`` (what a selector
+reads), ``objective`` (normaliser, F, greedy), ``selectors`` (dense, coverage, gated; the
+registry), ``diversify`` (expected coverage, xQuAD, PM2, MMR, facility location, evidence and
+retriever order), ``evidence`` (per-page requirement evidence and its calibration), ``calibrate``
+(fitting it), ``oracle``, ``metrics``, ``results`` (paired task bootstrap, tables, the typed
+report), ``encode`` (vectors), ``freeze`` (barrier, manifest, verification), ``evaluate``
+(scoring and re-verification), ``adapter`` (nclue benchmark → tasks, pools from retrieval),
+``single`` (one query) and ``pipeline`` (the whole study in one call).
 """

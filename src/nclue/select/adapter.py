@@ -4,20 +4,34 @@ Mapping (one task per query):
 
 * question = the query's ``natural`` form (``Find the document that discusses "X" and "Y".``);
 * requirements = the query's conditions, in query order;
-* pool = the query's judged documents (every ``qrels.jsonl`` row, i.e. grade ≥ 1), plus
-  ``distractors`` documents drawn per query with ``numpy.random.default_rng(seed)`` from the
-  release corpus outside that union — grade 0 exactly, because a release emits every document
-  with a non-empty inventory page set for some condition (``docs/construction.md#composition``). Pools are sorted by ID, so
-  pool order carries no label;
+* pool (``docs/coverage.md#pools``), by ``pool``:
+
+  - a **system name** (default ``bm25.decompose(distinct)``): the ``depth`` best documents of
+    that system run on the collection over the query's ``form`` rendering
+    (:func:`nclue.systems.run.run_systems`) — retrieval decides the pool, the qrels only judge it;
+  - a **run file** (TREC or nclue JSONL): its ``depth`` best documents per query (score
+    descending, file order on ties);
+  - ``qrels`` — the **oracle pool**: the query's judged documents (every ``qrels.jsonl`` row,
+    grade ≥ 1). The pool itself is then made from labels; it is a diagnostic setting, labelled
+    as such in ``adapter.json`` and in every freeze manifest made from it;
+
+  plus ``distractors`` documents drawn per query with ``numpy.random.default_rng(seed)`` from
+  the release corpus outside the judged documents and the pool. Pools are sorted by ID, so pool
+  order carries no label; a retrieved pool keeps its retrieval scores in ``pool_scores``
+  (aligned with ``pool``; label-free) for the ``retriever`` selector;
 * labels: one judge, ``inventory``, whose marks are agreed by definition: grade = clue count,
-  requirements = the conditions with a non-empty evidence page set.
+  requirements = the conditions with a non-empty evidence page set; a pool document without a
+  qrels row has grade 0 exactly, because a release emits every document with a non-empty
+  inventory page set for some condition of the query (``docs/construction.md#composition``).
 
 Document text rule (label-free): the document's pages in page order, whitespace collapsed,
 concatenated until ``max_chars`` characters (default 2,000 — more than the 256 word pieces the
 encoder keeps), title = ``doc_id``. Evidence pages are *not* used: they come from the inventory,
 i.e. the labels, and would leak outcomes into the frozen vectors.
 
-Queries whose pool is smaller than ``k`` are skipped and listed in ``adapter.json``.
+Queries whose pool is smaller than ``k`` are skipped and listed in ``adapter.json``, which also
+records the pool rule (kind, system or run file with its SHA-256, depth, form) and the
+collection, read by ``nclue coverage freeze``.
 """
 
 from __future__ import annotations
@@ -29,11 +43,14 @@ import numpy as np
 
 from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
-from nclue.io import write_json, write_jsonl
+from nclue.io import sha256_file, write_json, write_jsonl
 from nclue.release import Release
+from nclue.select.params import DEFAULT_DEPTH, DEFAULT_POOL, ORACLE_POOL
 from nclue.select.tasks import DOCS_FILE, JUDGMENTS_FILE, TASKS_FILE, id_key
+from nclue.types import DEFAULT_FORM, Run
 
 JUDGE = "inventory"
+ADAPTER_FILE = "adapter.json"
 _SPACE = re.compile(r"\s+")
 
 
@@ -57,6 +74,51 @@ def leading_text(store: PageStore, doc_id: str, max_chars: int) -> str:
     return " ".join(parts)[:max_chars]
 
 
+def retrieved_pools(
+    release: Release, store: PageStore, collection_dir: Path, pool: str, depth: int, form: str, progress: bool
+) -> tuple[dict[str, list[tuple[str, float]]], dict]:
+    """``qid → [(doc_id, score), ...]`` (best first, at most ``depth``) and the pool rule."""
+    path = Path(pool)
+    if path.is_file():
+        run = Run.read(path)
+        rule = {
+            "kind": "run",
+            "run_file": str(path),
+            "run_sha256": sha256_file(path),
+            "depth": depth,
+            "rule": f"the {depth} best documents of run file {path.name} per query (score descending)",
+        }
+        failed: dict[str, str] = {}
+    else:
+        from nclue.systems.registry import Workspace
+        from nclue.systems.run import run_systems
+
+        report = run_systems(
+            release, Workspace(collection_dir, store), [pool], form=form, depth=depth, progress=progress
+        )
+        ((name, run),) = report.runs.items()
+        failed = report.failed.get(name, {})
+        rule = {
+            "kind": "retrieval",
+            "system": name,
+            "form": form,
+            "depth": depth,
+            "rule": f"the {depth} best documents of {name} on the {form} rendering, run on the collection",
+        }
+    unknown = sorted({d.doc_id for docs in run.rankings.values() for d in docs} - set(store.doc_index))
+    if unknown:
+        raise NclueError(
+            f"{pool}: pooled document {unknown[0]!r} is not in the collection; "
+            "use a run over the collection the release was built from"
+        )
+    pools = {}
+    for query in release.queries:
+        ranked = sorted(run.rankings.get(query.qid, []), key=lambda d: -d.score)  # stable: file order on ties
+        pools[query.qid] = [(d.doc_id, float(d.score)) for d in ranked[:depth]]
+    rule["failed_queries"] = len(failed)
+    return pools, rule
+
+
 def adapt_release(
     bench_dir: str | Path,
     collection_dir: str | Path,
@@ -65,9 +127,15 @@ def adapt_release(
     distractors: int = 0,
     seed: int = 0,
     max_chars: int = 2000,
+    pool: str = DEFAULT_POOL,
+    depth: int = DEFAULT_DEPTH,
+    form: str = DEFAULT_FORM,
+    progress: bool = False,
 ) -> dict:
     """Write ``tasks.jsonl``, ``docs.jsonl``, ``judgments.jsonl`` and ``adapter.json``; return the report."""
-    bench, out = Path(bench_dir), Path(out_dir)
+    bench, out, collection = Path(bench_dir), Path(out_dir), Path(collection_dir)
+    if depth < 1:
+        raise NclueError(f"pool depth must be at least 1, got {depth}")
     release = Release.open(bench, require_qrels=True)
     qrels: dict[str, dict[str, tuple[int, list[int]]]] = {}
     for j in release.judgments:
@@ -79,53 +147,71 @@ def adapt_release(
         conditions = release.query(j.qid).conditions
         qrels.setdefault(j.qid, {})[j.doc_id] = (j.grade, [i + 1 for i, c in enumerate(conditions) if j.pages.get(c)])
     corpus = sorted((d.doc_id for d in release.corpus), key=id_key)
-    store = PageStore.open(collection_dir)
+    store = PageStore.open(collection)
+    if pool == ORACLE_POOL:
+        retrieved = None
+        rule = {
+            "kind": "qrels-oracle",
+            "rule": "the query's judged documents (every qrels row): an oracle pool made from the labels",
+        }
+    else:
+        retrieved, rule = retrieved_pools(release, store, collection, pool, depth, form, progress)
+    rule.update({"distractors": distractors, "seed": seed})
     rng = np.random.default_rng(seed)
     tasks, judgments, skipped, used = [], [], [], set()
     for query in release.queries:
         judged = qrels.get(query.qid, {})
+        scores = dict(retrieved[query.qid]) if retrieved is not None else {}
+        members = list(scores) if retrieved is not None else list(judged)
         extra: list[str] = []
         if distractors:
-            outside = [d for d in corpus if d not in judged]
+            taken = set(judged) | set(members)
+            outside = [d for d in corpus if d not in taken]
             take = min(distractors, len(outside))
             extra = [outside[i] for i in sorted(rng.choice(len(outside), size=take, replace=False))] if take else []
-        pool = sorted([*judged, *extra], key=id_key)
-        if len(pool) < k:
-            skipped.append({"qid": query.qid, "pool": len(pool)})
+        pool_ids = sorted([*members, *extra], key=id_key)
+        if len(pool_ids) < k:
+            skipped.append({"qid": query.qid, "pool": len(pool_ids)})
             continue
-        tasks.append(
-            {
-                "task_id": query.qid,
-                "question": query.text("natural"),
-                "requirements": list(query.conditions),
-                "pool": pool,
-                "splits": [f"n{query.n}"],
-            }
-        )
-        for doc_id in pool:
+        task = {
+            "task_id": query.qid,
+            "question": query.text("natural"),
+            "requirements": list(query.conditions),
+            "pool": pool_ids,
+            "splits": [f"n{query.n}"],
+        }
+        if retrieved is not None:
+            floor = min(scores.values(), default=0.0)
+            task["pool_scores"] = [scores.get(d, floor - 1.0) for d in pool_ids]
+        tasks.append(task)
+        for doc_id in pool_ids:
             grade, reqs = judged.get(doc_id, (0, []))
             judgments.append(
                 {"task_id": query.qid, "doc_id": doc_id, "judge": JUDGE, "grade": grade, "requirements": reqs}
             )
-        used.update(pool)
+        used.update(pool_ids)
     if not tasks:
-        raise NclueError(f"{bench}: no query has a pool of at least k={k} documents; lower --k or add --distractors")
+        raise NclueError(
+            f"{bench}: no query has a pool of at least k={k} documents; raise --pool-depth, lower --k or add --distractors"
+        )
     docs = [{"doc_id": d, "title": d, "text": leading_text(store, d, max_chars)} for d in sorted(used, key=id_key)]
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / TASKS_FILE, tasks)
     write_jsonl(out / DOCS_FILE, docs)
     write_jsonl(out / JUDGMENTS_FILE, judgments)
     report = {
-        "release": str(bench),
+        "release": str(bench.resolve()),
+        "collection": str(collection.resolve()),
         "tasks": len(tasks),
         "documents": len(docs),
         "judgments": len(judgments),
         "skipped_small_pools": skipped,
         "k": k,
+        "pool": rule,
         "distractors": distractors,
         "seed": seed,
         "max_chars": max_chars,
         "text_rule": "leading pages, whitespace collapsed, first max_chars characters",
     }
-    write_json(out / "adapter.json", report)
+    write_json(out / ADAPTER_FILE, report)
     return report

@@ -23,7 +23,7 @@ import numpy as np
 from nclue.errors import NclueError
 from nclue.io import atomic_write_bytes
 from nclue.models.encoder import Encoder, describe, load_encoder
-from nclue.select.selectors import TaskVectors
+from nclue.select.inputs import TaskVectors
 from nclue.select.tasks import Doc, Task, id_key
 
 MAX_LENGTH = 256
@@ -56,8 +56,9 @@ class FrozenVectors:
     facet_index: np.ndarray
     facet_vectors: np.ndarray
 
-    def task_vectors(self, task: Task) -> TaskVectors:
-        """The label-free inputs of ``task``; raises when the freeze lacks any of them."""
+    def task_vectors(self, task: Task, probs: np.ndarray | None = None) -> TaskVectors:
+        """The label-free inputs of ``task`` (with its evidence ``probs`` and its ``pool_scores``);
+        raises when the freeze lacks any of them."""
         row_of = {d: i for i, d in enumerate(self.doc_ids.tolist())}
         missing = [d for d in task.pool if d not in row_of]
         rows = np.nonzero(self.facet_task == task.task_id)[0]
@@ -65,7 +66,10 @@ class FrozenVectors:
             raise NclueError(f"the freeze has no vectors for task {task.task_id!r}; re-run `nclue coverage freeze`")
         rows = rows[np.argsort(self.facet_index[rows], kind="stable")]
         docs = self.doc_vectors[[row_of[d] for d in task.pool]]
-        return TaskVectors(task.task_id, task.pool, self.facet_vectors[rows[0]], self.facet_vectors[rows[1:]], docs)
+        scores = None if task.pool_scores is None else np.asarray(task.pool_scores, dtype=np.float64)
+        return TaskVectors(
+            task.task_id, task.pool, self.facet_vectors[rows[0]], self.facet_vectors[rows[1:]], docs, probs, scores
+        )
 
 
 def _encode_blocks(encoder: Encoder, texts: list[str], on_block: Callable[[int], None] | None) -> np.ndarray:
@@ -104,15 +108,21 @@ def encode_task_set(
     )
 
 
-def save_vectors(path: str | Path, vectors: FrozenVectors) -> None:
-    """Write ``vectors.npz`` byte-deterministically (fixed zip timestamps, sorted members)."""
+def save_arrays(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
+    """Write an ``.npz`` byte-deterministically (fixed zip timestamps, members sorted by name)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
-        for name in ("doc_ids", "doc_vectors", "facet_index", "facet_task", "facet_vectors"):
+        for name in sorted(arrays):
             member = io.BytesIO()
-            np.lib.format.write_array(member, np.ascontiguousarray(getattr(vectors, name)), allow_pickle=False)
+            np.lib.format.write_array(member, np.ascontiguousarray(arrays[name]), allow_pickle=False)
             archive.writestr(zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0)), member.getvalue())
     atomic_write_bytes(path, buffer.getvalue())
+
+
+def save_vectors(path: str | Path, vectors: FrozenVectors) -> None:
+    """Write ``vectors.npz`` byte-deterministically (:func:`save_arrays`)."""
+    names = ("doc_ids", "doc_vectors", "facet_index", "facet_task", "facet_vectors")
+    save_arrays(path, {name: getattr(vectors, name) for name in names})
 
 
 def load_vectors(path: str | Path) -> FrozenVectors:

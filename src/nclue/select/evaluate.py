@@ -7,19 +7,24 @@ scored, and each split gets its results table and paired bootstrap effects.
 
 Outputs in ``OUT``: ``scores.jsonl`` (task × method), ``summary.json``, ``results.md`` /
 ``results.tex`` (per split: results and effects tables), ``cases.md`` / ``cases.tex``
-(the per-task case tables).
+(the per-task case tables). :func:`verify_report` recomputes ``summary.json`` from the
+freeze and the judgments and names every cell that does not reproduce.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import asdict
+import json
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from nclue.errors import NclueError
 from nclue.io import atomic_write_text, sha256_file, write_json, write_jsonl
+from nclue.select.diversify import SELECTORS as EVIDENCE_AND_RETRIEVER
 from nclue.select.encode import load_vectors
 from nclue.select.freeze import MANIFEST_FILE, VECTORS_FILE, load_rankings, verify_freeze
 from nclue.select.metrics import METRICS, TaskScore, score_task, summarise
@@ -30,7 +35,16 @@ from nclue.tables import render
 
 ORACLE = "oracle"
 REFERENCE = "dense"
-CONTRASTS: tuple[tuple[str, str], ...] = (("coverage", "dense"), ("gated", "dense"), ("gated", "coverage"))
+CONTRASTS: tuple[tuple[str, str], ...] = (
+    ("coverage", "dense"),
+    ("gated", "dense"),
+    ("gated", "coverage"),
+    *((name, "dense") for name in EVIDENCE_AND_RETRIEVER),
+    ("expected", "evidence"),
+    ("expected", "retriever"),
+)
+"""Every declared contrast ``a − b``; those whose selectors were frozen are reported."""
+SUMMARY_FILE = "summary.json"
 
 
 def _effects(scores: dict[str, list[TaskScore]], methods: list[str]) -> dict[str, dict[str, Interval]]:
@@ -48,25 +62,36 @@ def _effects(scores: dict[str, list[TaskScore]], methods: list[str]) -> dict[str
     return {f"{a}-minus-{b}": {metric: next(intervals) for metric in METRICS} for a, b in pairs}
 
 
-def evaluate(
+@dataclass
+class Scored:
+    """A computed report with the per-task material the output files are written from."""
+
+    report: CoverageReport
+    rows: list[dict]
+    chosen: dict[str, dict[str, list[str]]]
+    tasks: list[Task]
+    labels: dict
+    methods: list[str]
+    oracle_note: str
+
+
+def score_freeze(
     task_dir: str | Path,
     freeze_dir: str | Path,
     judgments: str | Path,
-    out_dir: str | Path,
     on_missing: MissingPolicy = "error",
     on_task: Callable[[], None] | None = None,
-) -> CoverageReport:
-    """Verify the freeze, then score it (module docstring); returns the report (``summary.json``)."""
-    manifest, method = verify_freeze(task_dir, freeze_dir)
+    freeze_id: str | None = None,
+) -> Scored:
+    """Verify the freeze, then score it (module docstring); nothing is written."""
+    manifest, method = verify_freeze(task_dir, freeze_dir, freeze_id)
+    frozen = Path(manifest["freeze"])
     if REFERENCE not in method["selectors"]:
-        raise NclueError(
-            f"{freeze_dir}: the freeze lacks the '{REFERENCE}' ranking that lost/gained are counted against"
-        )
+        raise NclueError(f"{frozen}: the freeze lacks the '{REFERENCE}' ranking that lost/gained are counted against")
     k, selectors = int(method["k"]), list(method["selectors"])
-    tasks = load_tasks(task_dir)
-    docs = load_docs(task_dir, tasks)
-    vectors = load_vectors(Path(freeze_dir) / VECTORS_FILE)
-    rankings = load_rankings(freeze_dir)
+    tasks = load_tasks(task_dir, warn=lambda _: None)
+    vectors = load_vectors(frozen / VECTORS_FILE)
+    rankings = load_rankings(frozen)
     labels = load_judgments(judgments, tasks, on_missing)
     methods = [*selectors, ORACLE]
 
@@ -107,7 +132,8 @@ def evaluate(
         )
     report = CoverageReport(
         k=k,
-        freeze_manifest_sha256=sha256_file(Path(freeze_dir) / MANIFEST_FILE),
+        freeze=frozen.name,
+        freeze_manifest_sha256=sha256_file(frozen / MANIFEST_FILE),
         judgments_sha256=sha256_file(judgments),
         missing_judgments={t.task_id: labels[t.task_id].missing for t in tasks if labels[t.task_id].missing},
         oracle=oracle_stats,
@@ -118,14 +144,30 @@ def evaluate(
         f"{oracle_stats['subsets']:,} across {len(tasks)} pools; {oracle_stats['unreachable']} of "
         f"{oracle_stats['obligations']} obligations have no agreed supporting document anywhere in their pool.\n"
     )
+    return Scored(report, rows, chosen, tasks, labels, methods, oracle_note)
+
+
+def evaluate(
+    task_dir: str | Path,
+    freeze_dir: str | Path,
+    judgments: str | Path,
+    out_dir: str | Path,
+    on_missing: MissingPolicy = "error",
+    on_task: Callable[[], None] | None = None,
+    freeze_id: str | None = None,
+) -> CoverageReport:
+    """Verify the freeze, score it and write the outputs (module docstring); returns the report."""
+    scored = score_freeze(task_dir, freeze_dir, judgments, on_missing, on_task, freeze_id)
+    report = scored.report
+    docs = load_docs(task_dir, scored.tasks)
     out = Path(out_dir)
     atomic_write_text(
-        out / "results.md", "# Coverage selection results\n\n" + report.to_markdown() + "\n" + oracle_note
+        out / "results.md", "# Coverage selection results\n\n" + report.to_markdown() + "\n" + scored.oracle_note
     )
     atomic_write_text(out / "results.tex", report.to_latex())
-    _write_cases(out, tasks, docs, labels, chosen, methods)
-    write_jsonl(out / "scores.jsonl", rows)
-    write_json(out / "summary.json", report.to_json())
+    _write_cases(out, scored.tasks, docs, scored.labels, scored.chosen, scored.methods)
+    write_jsonl(out / "scores.jsonl", scored.rows)
+    write_json(out / SUMMARY_FILE, report.to_json())
     return report
 
 
@@ -145,3 +187,72 @@ def _write_cases(out: Path, tasks: list[Task], docs: dict, labels: dict, chosen:
             tex += [f"% {label(name)}", render(table, "latex")]
     atomic_write_text(out / "cases.md", "\n".join(md))
     atomic_write_text(out / "cases.tex", "\n".join(tex))
+
+
+def _leaves(obj: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    if isinstance(obj, dict):
+        for key in sorted(obj):
+            yield from _leaves(obj[key], (*path, str(key)))
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            yield from _leaves(value, (*path, str(i)))
+    else:
+        yield path, obj
+
+
+@dataclass
+class CoverageVerification:
+    """Outcome of :func:`verify_report`: cells that did not reproduce (empty = reproduced)."""
+
+    failures: list[str] = field(default_factory=list)
+    cells_checked: int = 0
+    report: CoverageReport | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when every recorded cell was recomputed to within the tolerance."""
+        return not self.failures
+
+
+def verify_report(
+    task_dir: str | Path,
+    freeze_dir: str | Path,
+    judgments: str | Path,
+    out_dir: str | Path,
+    tolerance: float = 1e-9,
+    freeze_id: str | None = None,
+) -> CoverageVerification:
+    """Recompute the coverage report from the freeze and the judgments and compare it, cell by
+    cell, with ``OUT/summary.json``: numbers within ``tolerance``, everything else equal.
+
+    The freeze is verified first (hashes, code, re-derived rankings). ``freeze_id`` defaults to
+    the freeze the summary names, so a newer freeze does not hide a stale summary.
+    """
+    path = Path(out_dir) / SUMMARY_FILE
+    if not path.is_file():
+        raise NclueError(f"{path}: nothing to verify; run `nclue coverage evaluate ... -o {out_dir}` first")
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise NclueError(f"{path}: unreadable ({exc}); re-run `nclue coverage evaluate`") from None
+    if freeze_id is None and not (Path(freeze_dir) / MANIFEST_FILE).is_file():
+        freeze_id = recorded.get("freeze") or None
+    fresh = score_freeze(task_dir, freeze_dir, judgments, freeze_id=freeze_id).report
+    result = CoverageVerification(report=fresh)
+    new = dict(_leaves(fresh.to_json()))
+    old = dict(_leaves(recorded))
+    for key in sorted(set(new) | set(old)):
+        name = "/".join(key)
+        if key not in old or key not in new:
+            result.failures.append(
+                f"{name}: {'missing from the recorded summary' if key not in old else 'no longer computed'}"
+            )
+            continue
+        a, b = old[key], new[key]
+        result.cells_checked += 1
+        numeric = isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool)
+        if numeric and not (math.isclose(float(a), float(b), rel_tol=0.0, abs_tol=tolerance)):
+            result.failures.append(f"{name}: recorded {a!r}, recomputed {b!r}")
+        elif not numeric and a != b:
+            result.failures.append(f"{name}: recorded {a!r}, recomputed {b!r}")
+    return result

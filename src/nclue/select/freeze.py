@@ -1,57 +1,112 @@
-"""Pre-outcome freeze (R03): hash method, code, inputs, vectors and label-free rankings
+"""Pre-outcome freeze (R03): hash method, code, inputs, vectors, evidence and label-free rankings
 before any judgment file may be opened, and verify all of it before scoring.
 
-``freeze`` runs inside :func:`judgment_barrier`, a process audit hook
-(:func:`sys.addaudithook`, PEP 578) that makes every ``open``/``os.open`` of a file whose
-name matches a judgment pattern (``*judgment*``, ``*qrels*``) raise :class:`PermissionError`
-— a real barrier, not a convention. Audit hooks cannot be removed, so the hook is installed
-once and is a no-op while no barrier is active.
+``docs/coverage.md#pre-outcome-freeze``. ``freeze`` runs inside :func:`judgment_barrier`, a
+process audit hook (:func:`sys.addaudithook`, PEP 578) that makes every ``open``/``os.open`` of
+a refused file raise :class:`PermissionError` — a real barrier, not a convention. A file is
+refused when
 
-The freeze directory holds ``vectors.npz``, ``rankings.jsonl``, ``method.json`` and
-``manifest.json`` (SHA-256 of the method description, of the label-free code in
-:data:`CODE_FILES`, of the task inputs and of every output). :func:`verify_freeze` recomputes
-every hash and re-derives every ranking from the frozen vectors; any difference refuses.
+* any component of the path as given, or of its real path (symbolic links resolved), matches
+  one of the patterns (shell wildcards, lower-cased; default ``*judgment*``, ``*qrels*``; the
+  caller may give others) — so a link with an innocent name pointing at ``judgments.jsonl``, or
+  ``qrels/test.tsv``, is refused; or
+* it is one of the protected files — the task set's own ``judgments.jsonl``, the adapted
+  release's qrels files and any file the caller names — under any name: the check compares the
+  device and inode numbers, so a hard link or symbolic link to it is refused too.
+
+A *copy* of the labels under an unrelated name is a different file and is not caught; give a
+pattern for it. A child process is outside the hook. Audit hooks cannot be removed, so the hook
+is installed once and is a no-op while no barrier is active.
+
+Every freeze goes to a new folder ``OUT/<UTC time>`` (``YYYYmmddTHHMMSSZ``, a ``-2``… suffix
+within one second), written under a hidden name and renamed when complete, so no freeze is ever
+overwritten; :func:`resolve_freeze` picks the latest complete one unless told which. A freeze
+folder holds ``vectors.npz``, ``evidence.npz`` (when an evidence selector is frozen),
+``rankings.jsonl``, ``method.json`` and ``manifest.json`` (SHA-256 of the method description,
+of the label-free code in :data:`CODE_FILES`, of the task inputs and of every output; the
+adapter's pool rule; warnings; the barrier). :func:`verify_freeze` recomputes every hash and
+re-derives every ranking from the frozen vectors and evidence; any difference refuses.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import sys
+import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+
+import numpy as np
 
 from nclue.errors import NclueError
 from nclue.io import dumps_canonical, iter_jsonl, sha256_bytes, sha256_file, write_json, write_jsonl
 from nclue.models.encoder import Encoder
+from nclue.release import BEIR_QRELS, QRELS_FILE
 from nclue.select import encode as encode_mod
-from nclue.select.selectors import GATE_FACTOR, SELECTORS, run_selector
-from nclue.select.tasks import DOCS_FILE, TASKS_FILE, Task, check_pool_sizes, load_docs, load_tasks
+from nclue.select.diversify import EVIDENCE_SELECTORS, EXACT_MAX_SUBSETS, LAMBDA
+from nclue.select.evidence import Calibration, EvidenceModel, EvidenceSource
+from nclue.select.params import JUDGMENT_PATTERNS
+from nclue.select.selectors import GATE_FACTOR, SELECTORS, check_selectors, run_selector
+from nclue.select.tasks import DOCS_FILE, JUDGMENTS_FILE, TASKS_FILE, Task, check_pool_sizes, load_docs, load_tasks
 
-JUDGMENT_PATTERNS: tuple[str, ...] = ("*judgment*", "*qrels*")
+ADAPTER_FILE = "adapter.json"
 VECTORS_FILE = "vectors.npz"
+EVIDENCE_FILE = "evidence.npz"
 RANKINGS_FILE = "rankings.jsonl"
 METHOD_FILE = "method.json"
 MANIFEST_FILE = "manifest.json"
 DEFAULT_K = 5
-# label-free code whose behaviour the rankings depend on, relative to the nclue package
+# label-free code whose behaviour the rankings and the frozen evidence depend on, relative to the nclue package
 CODE_FILES: tuple[str, ...] = (
     "select/tasks.py",
+    "select/inputs.py",
     "select/objective.py",
+    "select/oracle.py",
     "select/selectors.py",
+    "select/diversify.py",
+    "select/evidence.py",
     "select/encode.py",
     "select/freeze.py",
     "models/encoder.py",
     "models/onnx_encoder.py",
     "models/onnx_export.py",
     "models/st_encoder.py",
+    "systems/lexical.py",
+    "systems/dense.py",
+    "systems/operations.py",
+    "index/lexical.py",
+    "index/dense.py",
 )
 
 _lock = threading.Lock()
-_active: list[tuple[str, ...]] = []
+_active: list[tuple[tuple[str, ...], frozenset[tuple[int, int]]]] = []
 _installed = False
+
+
+def refusal(target: str, patterns: Sequence[str], protected: frozenset[tuple[int, int]] = frozenset()) -> str | None:
+    """Why opening ``target`` is refused under a barrier, or ``None`` (see the module docstring)."""
+    given = os.path.abspath(target)
+    real = os.path.realpath(target)
+    for path in dict.fromkeys((given, real)):
+        for part in Path(path).parts:
+            low = part.lower()
+            for pattern in patterns:
+                if fnmatch.fnmatchcase(low, pattern):
+                    return f"path component {part!r} matches {pattern!r}"
+    if protected:
+        try:
+            info = os.stat(real)
+        except OSError:
+            return None
+        if (info.st_dev, info.st_ino) in protected:
+            return "it is a protected judgment file (the same file under another name)"
+    return None
 
 
 def _audit(event: str, args: tuple) -> None:
@@ -60,29 +115,47 @@ def _audit(event: str, args: tuple) -> None:
     target = args[0]
     if isinstance(target, int):
         return
-    name = os.path.basename(os.fsdecode(target)).lower()
-    for patterns in list(_active):
-        if any(fnmatch.fnmatch(name, p) for p in patterns):
+    name = os.fsdecode(target)
+    for patterns, protected in list(_active):
+        why = refusal(name, patterns, protected)
+        if why is not None:
             raise PermissionError(
-                f"pre-outcome freeze in progress: opening judgment file {os.fsdecode(target)!r} is refused"
+                f"pre-outcome freeze in progress: opening {name!r} is refused ({why}); "
+                "if it holds no labels, move it or change the barrier patterns"
             )
 
 
+def file_ids(paths: Sequence[str | os.PathLike[str]]) -> frozenset[tuple[int, int]]:
+    """``(device, inode)`` of each existing file among ``paths`` (links resolved)."""
+    out = set()
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue
+        out.add((info.st_dev, info.st_ino))
+    return frozenset(out)
+
+
 @contextmanager
-def judgment_barrier(patterns: tuple[str, ...] = JUDGMENT_PATTERNS) -> Iterator[None]:
-    """Refuse, for the duration of the block, any open of a file whose lower-cased name
-    matches one of ``patterns`` (shell wildcards)."""
+def judgment_barrier(
+    patterns: Sequence[str] = JUDGMENT_PATTERNS, protect: Sequence[str | os.PathLike[str]] = ()
+) -> Iterator[None]:
+    """Refuse, for the duration of the block, any open of a file whose path (as given or
+    resolved) has a component matching one of ``patterns`` (lower-cased shell wildcards), or
+    which is one of the ``protect`` files under any name (device and inode)."""
     global _installed
+    entry = (tuple(p.lower() for p in patterns), file_ids(protect))
     with _lock:
         if not _installed:
             sys.addaudithook(_audit)
             _installed = True
-        _active.append(tuple(p.lower() for p in patterns))
+        _active.append(entry)
     try:
         yield
     finally:
         with _lock:
-            _active.remove(tuple(p.lower() for p in patterns))
+            _active.remove(entry)
 
 
 def code_hashes() -> dict[str, str]:
@@ -91,9 +164,16 @@ def code_hashes() -> dict[str, str]:
     return {rel: sha256_file(root / rel) for rel in CODE_FILES if (root / rel).is_file()}
 
 
-def method_description(k: int, selectors: list[str], encoder_identity: dict) -> dict:
+def method_description(
+    k: int,
+    selectors: list[str],
+    encoder_identity: dict,
+    calibration: Calibration | None = None,
+    crossfit: bool = False,
+    evidence_source: dict | None = None,
+) -> dict:
     """Everything that defines the label-free method, hashed into the manifest."""
-    return {
+    method = {
         "k": k,
         "selectors": selectors,
         "gate_factor": GATE_FACTOR,
@@ -104,16 +184,126 @@ def method_description(k: int, selectors: list[str], encoder_identity: dict) -> 
         "ties": "smaller ID (all-digit IDs numerically first)",
         "document_text": "title + newline + text",
     }
+    if calibration is not None:
+        method["evidence"] = {
+            "signals": list(calibration.signals),
+            "calibration_sha256": calibration.sha256,
+            "calibration_fitted_on": calibration.provenance.get("release"),
+            "crossfit": crossfit,
+            "source": evidence_source or {},
+            "combination": "P(d covers r) = sigmoid(a + c * max_{p in d} (b + sum_s w_s x_s(r, p)))",
+            "lambda": LAMBDA,
+            "exact_max_subsets": EXACT_MAX_SUBSETS,
+        }
+    return method
 
 
-def compute_rankings(tasks: list[Task], vectors: encode_mod.FrozenVectors, k: int, selectors: list[str]) -> list[dict]:
+@dataclass(frozen=True)
+class FrozenEvidence:
+    """Per task: ``P[d, r]`` (pool order × requirements) and the best page of each pair."""
+
+    probs: dict[str, np.ndarray]
+    best_page: dict[str, np.ndarray]
+
+    def arrays(self, tasks: list[Task]) -> dict[str, np.ndarray]:
+        """Flat arrays for ``evidence.npz`` (task order, pool order, requirement order)."""
+        task, doc, req, prob, page = [], [], [], [], []
+        for t in tasks:
+            p, b = self.probs[t.task_id], self.best_page[t.task_id]
+            for i, d in enumerate(t.pool):
+                for r in range(t.m):
+                    task.append(t.task_id)
+                    doc.append(d)
+                    req.append(r)
+                    prob.append(float(p[i, r]))
+                    page.append(int(b[i, r]))
+        return {
+            "task": np.array(task, dtype=str),
+            "doc": np.array(doc, dtype=str),
+            "req": np.array(req, dtype=np.int32),
+            "prob": np.array(prob, dtype=np.float64),
+            "best_page": np.array(page, dtype=np.int32),
+        }
+
+    @classmethod
+    def load(cls, path: Path, tasks: list[Task]) -> FrozenEvidence:
+        """Read ``evidence.npz`` back into per-task matrices (pool order as in ``tasks``)."""
+        with np.load(path, allow_pickle=False) as data:
+            task, prob, page = data["task"], data["prob"], data["best_page"]
+        probs, pages, at = {}, {}, 0
+        for t in tasks:
+            size = len(t.pool) * t.m
+            if at + size > len(task) or not np.all(task[at : at + size] == t.task_id):
+                raise NclueError(f"{path}: no evidence for task {t.task_id!r}; re-run `nclue coverage freeze`")
+            probs[t.task_id] = prob[at : at + size].reshape(len(t.pool), t.m)
+            pages[t.task_id] = page[at : at + size].reshape(len(t.pool), t.m)
+            at += size
+        return cls(probs, pages)
+
+
+def task_evidence(tasks: list[Task], model: EvidenceModel, on_task: Callable[[], None] | None = None) -> FrozenEvidence:
+    """Evidence of every task's pool for its requirements."""
+    model.prepare([r for t in tasks for r in t.requirements])
+    probs, pages = {}, {}
+    for task in tasks:
+        ev = model.evidence(task.requirements, task.pool)
+        probs[task.task_id], pages[task.task_id] = ev.probs, ev.best_page
+        if on_task is not None:
+            on_task()
+    return FrozenEvidence(probs, pages)
+
+
+def compute_rankings(
+    tasks: list[Task],
+    vectors: encode_mod.FrozenVectors,
+    k: int,
+    selectors: list[str],
+    evidence: FrozenEvidence | None = None,
+) -> list[dict]:
     """``{"task_id", "method", "ranking"}`` rows for every task and selector, in task order."""
     rows = []
     for task in tasks:
-        tv = vectors.task_vectors(task)
+        tv = vectors.task_vectors(task, None if evidence is None else evidence.probs[task.task_id])
         for name in selectors:
             rows.append({"task_id": task.task_id, "method": name, "ranking": run_selector(name, tv, k)})
     return rows
+
+
+def default_selectors(tasks: list[Task]) -> list[str]:
+    """Every selector whose inputs the task set has (``retriever`` needs ``pool_scores`` on every task)."""
+    names = list(SELECTORS)
+    if any(t.pool_scores is None for t in tasks):
+        names.remove("retriever")
+    return names
+
+
+def read_adapter(task_dir: Path) -> dict:
+    """``adapter.json`` of a task set written by ``nclue coverage adapt`` (empty when absent)."""
+    path = task_dir / ADAPTER_FILE
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise NclueError(f"{path}: unreadable ({exc}); re-run `nclue coverage adapt`") from None
+
+
+def _stamp_dir(root: Path) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    target, n = root / stamp, 1
+    while target.exists() or (root / f".{target.name}.partial").exists():
+        n += 1
+        target = root / f"{stamp}-{n}"
+    return target
+
+
+@dataclass(frozen=True)
+class FreezeResult:
+    """Where a freeze was written, its manifest, and the warnings raised while reading the inputs."""
+
+    path: Path
+    manifest: dict
+    warnings: tuple[str, ...] = ()
 
 
 def freeze(
@@ -124,40 +314,120 @@ def freeze(
     k: int = DEFAULT_K,
     selectors: list[str] | None = None,
     on_block: Callable[[int], None] | None = None,
-) -> dict:
-    """Encode, rank and hash a task set while judgment files cannot be opened; returns the manifest.
+    collection: str | Path | None = None,
+    calibration: Calibration | str | Path | None = None,
+    crossfit: bool = False,
+    patterns: Sequence[str] = JUDGMENT_PATTERNS,
+    protect: Sequence[str | Path] = (),
+) -> FreezeResult:
+    """Encode, compute evidence, rank and hash a task set while judgment files cannot be opened.
 
-    ``on_block(n)`` reports encoding progress (see :func:`nclue.select.encode.encode_task_set`).
+    The freeze goes to a new folder under ``out_dir`` (module docstring). ``collection`` is the
+    page store the evidence reads (default: the one recorded in ``adapter.json``; none → one
+    page per ``docs.jsonl`` document); ``calibration`` a :class:`Calibration` or its file
+    (default: the packaged one); ``crossfit`` applies each requirement's held-out fold model.
+    ``on_block(n)`` reports encoding progress (:func:`nclue.select.encode.encode_task_set`).
     """
-    names = list(selectors or SELECTORS)
-    unknown = [s for s in names if s not in SELECTORS]
-    if unknown:
-        raise NclueError(f"unknown selector(s) {unknown}; choose from {', '.join(SELECTORS)}")
+    if selectors is not None:
+        check_selectors(selectors)
     if k < 2:
         raise NclueError(f"k={k}: selection needs k >= 2 (the pair penalty divides by C(k,2))")
-    src, out = Path(task_dir), Path(out_dir)
-    with judgment_barrier():
-        tasks = load_tasks(src)
+    src, root = Path(task_dir), Path(out_dir)
+    adapter = read_adapter(src)
+    guarded = [src / JUDGMENTS_FILE, *protect]
+    if adapter.get("release"):
+        release = Path(adapter["release"])
+        guarded += [release / QRELS_FILE, release / BEIR_QRELS]
+    warnings: list[str] = []
+    cal = calibration if isinstance(calibration, Calibration) or calibration is None else Calibration.load(calibration)
+    with judgment_barrier(patterns, guarded):
+        tasks = load_tasks(src, warn=warnings.append)
+        names = list(selectors) if selectors is not None else default_selectors(tasks)
+        if "retriever" in names and any(t.pool_scores is None for t in tasks):
+            raise NclueError(
+                f"{src / TASKS_FILE}: selector 'retriever' needs 'pool_scores' on every task; "
+                "adapt with `nclue coverage adapt --pool SYSTEM` or leave it out"
+            )
         docs = load_docs(src, tasks)
         check_pool_sizes(tasks, k)
         enc = encoder if encoder is not None else encode_mod.make_encoder(encoder_kind)
         vectors = encode_mod.encode_task_set(tasks, docs, enc, on_block)
-        rankings = compute_rankings(tasks, vectors, k, names)
-        method = method_description(k, names, encode_mod.encoder_identity(enc))
-        out.mkdir(parents=True, exist_ok=True)
+        evidence, source_info = None, None
+        if any(n in EVIDENCE_SELECTORS for n in names):
+            cal = cal if cal is not None else Calibration.load(None)
+            coll = collection if collection is not None else adapter.get("collection")
+            with tempfile.TemporaryDirectory(prefix="nclue-evidence-") as scratch:
+                if coll:
+                    from nclue.systems.registry import Workspace
+
+                    source = EvidenceSource.from_workspace(Workspace(coll))
+                else:
+                    ids = vectors.doc_ids.tolist()
+                    texts = {d: docs[d].encode_text for d in ids}
+                    source = EvidenceSource.from_docs(texts, vectors.doc_vectors, enc.encode, Path(scratch))
+                evidence = task_evidence(tasks, EvidenceModel(source, cal, crossfit))
+                source_info = source.describe
+        rankings = compute_rankings(tasks, vectors, k, names, evidence)
+        method = method_description(
+            k, names, encode_mod.encoder_identity(enc), cal if evidence is not None else None, crossfit, source_info
+        )
+        root.mkdir(parents=True, exist_ok=True)
+        final = _stamp_dir(root)
+        out = root / f".{final.name}.partial"
+        out.mkdir()
         encode_mod.save_vectors(out / VECTORS_FILE, vectors)
+        outputs = [VECTORS_FILE, RANKINGS_FILE, METHOD_FILE]
+        if evidence is not None:
+            encode_mod.save_arrays(out / EVIDENCE_FILE, evidence.arrays(tasks))
+            outputs.append(EVIDENCE_FILE)
         write_jsonl(out / RANKINGS_FILE, rankings)
         write_json(out / METHOD_FILE, method)
+        inputs = [TASKS_FILE, DOCS_FILE] + ([ADAPTER_FILE] if (src / ADAPTER_FILE).is_file() else [])
         manifest = {
             "method_sha256": sha256_bytes(dumps_canonical(method).encode("utf-8")),
             "code": code_hashes(),
-            "inputs": {name: sha256_file(src / name) for name in (TASKS_FILE, DOCS_FILE)},
-            "outputs": {name: sha256_file(out / name) for name in (VECTORS_FILE, RANKINGS_FILE, METHOD_FILE)},
+            "inputs": {name: sha256_file(src / name) for name in inputs},
+            "outputs": {name: sha256_file(out / name) for name in sorted(outputs)},
             "tasks": len(tasks),
             "documents": int(vectors.doc_ids.size),
+            "pool": adapter.get("pool", {"kind": "given", "rule": f"the pools written in {TASKS_FILE}"}),
+            "warnings": warnings,
+            "barrier": {
+                "patterns": [p.lower() for p in patterns],
+                "protected": sorted(str(p) for p in guarded if Path(p).exists()),
+            },
         }
         write_json(out / MANIFEST_FILE, manifest)
-    return manifest
+        os.replace(out, final)
+    return FreezeResult(final, manifest, tuple(warnings))
+
+
+def resolve_freeze(freeze_dir: str | Path, freeze_id: str | None = None) -> Path:
+    """The freeze folder to use: ``freeze_dir`` itself when it holds a manifest, else its
+    subfolder ``freeze_id``, else its latest complete freeze (the greatest time-stamped name)."""
+    root = Path(freeze_dir)
+    if freeze_id is None and (root / MANIFEST_FILE).is_file():
+        return root
+    found = (
+        sorted(
+            d.name
+            for d in root.iterdir()
+            if d.is_dir() and not d.name.startswith(".") and (d / MANIFEST_FILE).is_file()
+        )
+        if root.is_dir()
+        else []
+    )
+    if freeze_id is not None:
+        if freeze_id not in found:
+            listed = ", ".join(found[-5:]) or "none"
+            raise NclueError(f"{root}: no freeze {freeze_id!r} (freezes here: {listed})")
+        return root / freeze_id
+    if not found:
+        raise NclueError(
+            f"{root}: no freeze found; run `nclue coverage freeze TASKS -o {root}` first "
+            "(judgments are never opened before a freeze exists)"
+        )
+    return root / found[-1]
 
 
 def load_rankings(freeze_dir: str | Path) -> dict[tuple[str, str], list[str]]:
@@ -166,44 +436,49 @@ def load_rankings(freeze_dir: str | Path) -> dict[tuple[str, str], list[str]]:
     return {(row["task_id"], row["method"]): list(row["ranking"]) for _, row in iter_jsonl(path)}
 
 
-def verify_freeze(task_dir: str | Path, freeze_dir: str | Path) -> tuple[dict, dict]:
+def load_evidence(frozen: Path, tasks: list[Task]) -> FrozenEvidence | None:
+    """The frozen evidence of a freeze folder (``None`` when it froze no evidence selector)."""
+    path = frozen / EVIDENCE_FILE
+    return FrozenEvidence.load(path, tasks) if path.is_file() else None
+
+
+def verify_freeze(task_dir: str | Path, freeze_dir: str | Path, freeze_id: str | None = None) -> tuple[dict, dict]:
     """Check every hash of the manifest and re-derive every ranking; returns (manifest, method).
 
-    Raises :class:`NclueError` listing each changed item — a changed freeze is refused.
+    ``freeze_dir`` is a freeze folder or a folder of freezes (the latest, or ``freeze_id``, is
+    used). Raises :class:`NclueError` listing each changed item — a changed freeze is refused.
     """
-    import json
-
-    src, frozen = Path(task_dir), Path(freeze_dir)
-    manifest_path = frozen / MANIFEST_FILE
-    if not manifest_path.is_file():
-        raise NclueError(
-            f"{manifest_path}: no freeze found; run `nclue coverage freeze {src} -o {frozen}` first "
-            "(judgments are never opened before a freeze exists)"
-        )
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    src = Path(task_dir)
+    frozen = resolve_freeze(freeze_dir, freeze_id)
+    try:
+        manifest = json.loads((frozen / MANIFEST_FILE).read_text(encoding="utf-8"))
+        outputs, inputs, code = manifest["outputs"], manifest["inputs"], manifest["code"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise NclueError(f"{frozen / MANIFEST_FILE}: damaged ({exc}); re-freeze") from None
     changed: list[str] = []
-    for name, digest in manifest["outputs"].items():
+    for name, digest in outputs.items():
         if not (frozen / name).is_file() or sha256_file(frozen / name) != digest:
             changed.append(f"output {name}")
-    for name, digest in manifest["inputs"].items():
+    for name, digest in inputs.items():
         if not (src / name).is_file() or sha256_file(src / name) != digest:
             changed.append(f"input {name}")
     current = code_hashes()
-    for rel in sorted(set(current) | set(manifest["code"])):
-        if current.get(rel) != manifest["code"].get(rel):
+    for rel in sorted(set(current) | set(code)):
+        if current.get(rel) != code.get(rel):
             changed.append(f"code {rel}")
     method = json.loads((frozen / METHOD_FILE).read_text(encoding="utf-8")) if (frozen / METHOD_FILE).is_file() else {}
-    if sha256_bytes(dumps_canonical(method).encode("utf-8")) != manifest["method_sha256"]:
+    if sha256_bytes(dumps_canonical(method).encode("utf-8")) != manifest.get("method_sha256"):
         changed.append("method description")
     if changed:
         raise NclueError(
             f"{frozen}: the freeze has changed ({'; '.join(changed)}); refusing to score. "
             "Restore the frozen files, or re-freeze — outcomes seen since then make a new freeze post hoc"
         )
-    tasks = load_tasks(src)
+    tasks = load_tasks(src, warn=lambda _: None)
     rankings = load_rankings(frozen)
+    evidence = load_evidence(frozen, tasks)
     recomputed = compute_rankings(
-        tasks, encode_mod.load_vectors(frozen / VECTORS_FILE), method["k"], method["selectors"]
+        tasks, encode_mod.load_vectors(frozen / VECTORS_FILE), method["k"], method["selectors"], evidence
     )
     drift = [
         f"{r['task_id']}/{r['method']}" for r in recomputed if rankings.get((r["task_id"], r["method"])) != r["ranking"]
@@ -213,4 +488,4 @@ def verify_freeze(task_dir: str | Path, freeze_dir: str | Path) -> tuple[dict, d
             f"{frozen / RANKINGS_FILE}: rankings do not re-derive from the frozen vectors "
             f"({', '.join(drift[:5]) or 'row count differs'}); refusing to score"
         )
-    return manifest, method
+    return {**manifest, "freeze": str(frozen)}, method

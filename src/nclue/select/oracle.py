@@ -7,9 +7,10 @@ covered; break ties by label nDCG (mean grades ordered descending, discount
 grade descending, ties to the smaller ID. It reads labels, so it is a diagnostic ceiling,
 never a baseline.
 
-Enumeration is exact and vectorised: subsets are generated in chunks (one per first
-element) as ``(s, k)`` index arrays (:func:`combinations_array`); coverage is the popcount of the OR of per-document requirement bitmasks,
-DCG is the sorted gain matrix times the discount vector.
+Enumeration is exact and vectorised (:func:`best_subset`): subsets are generated in chunks (one
+per first element) as ``(s, k)`` index arrays (:func:`combinations_array`); coverage is the
+popcount of the OR of per-document requirement bitmasks, DCG is the sorted gain matrix times the
+discount vector.
 
 Pruning (``prune=True``, exact): documents with the same agreed-requirement set are
 interchangeable for coverage, and DCG of the grade-sorted set is increasing in each grade,
@@ -21,6 +22,7 @@ and smaller ID yields a lexicographically smaller ID tuple).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from math import comb
@@ -86,11 +88,42 @@ def combinations_array(m: int, j: int) -> np.ndarray:
     return np.vstack(blocks) if blocks else np.zeros((0, j), dtype=np.int32)
 
 
-def _chunks(n: int, k: int):
-    """Lexicographic k-subsets of ``range(n)`` in chunks: one chunk per first element."""
+def subset_chunks(n: int, k: int):
+    """Lexicographic k-subsets of ``range(n)`` in chunks: one ``(s, k)`` int32 array per first element."""
     for first in range(n - k + 1):
         rest = combinations_array(n - first - 1, k - 1) + np.int32(first + 1)
         yield np.hstack([np.full((rest.shape[0], 1), first, dtype=np.int32), rest])
+
+
+ChunkScore = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+def best_subset(n: int, k: int, score: ChunkScore) -> tuple[tuple[int, ...], float, float, int]:
+    """Exhaustive lexicographic maximum of ``(primary, secondary)`` over every k-subset of ``range(n)``.
+
+    ``score(combo)`` maps an ``(s, k)`` chunk of subsets to two length-``s`` arrays. Values within
+    :data:`~nclue.select.objective.TIE_EPS` are ties; remaining ties go to the lexicographically
+    smallest subset (the first enumerated), so callers list positions in tie order (smaller ID
+    first). Returns ``(subset, primary, secondary, enumerated)``. Shared by the labeled oracle
+    (agreed coverage, label DCG) and the expected-coverage selector (expected coverage, expected
+    DCG; :mod:`nclue.select.diversify`).
+    """
+    best: tuple[float, float, tuple[int, ...]] | None = None
+    enumerated = 0
+    for combo in subset_chunks(n, k):
+        enumerated += combo.shape[0]
+        primary, secondary = score(combo)
+        top = float(primary.max())
+        if best is not None and top < best[0] - TIE_EPS:
+            continue
+        at_top = primary >= top - TIE_EPS
+        top2 = float(secondary[at_top].max())
+        if best is not None and top <= best[0] + TIE_EPS and top2 <= best[1] + TIE_EPS:
+            continue  # no better than the (lexicographically earlier) best so far
+        tied = np.nonzero(at_top & (secondary >= top2 - TIE_EPS))[0]
+        best = (top, top2, tuple(int(p) for p in combo[tied[0]]))
+    assert best is not None
+    return best[2], best[0], best[1], enumerated
 
 
 def labeled_oracle(
@@ -107,31 +140,13 @@ def labeled_oracle(
     cand_arr = np.array(cand, dtype=np.int64)
     c_masks, c_grade = masks[cand_arr], grade[cand_arr].astype(np.float64)
     disc = discounts(k)
-    best: tuple[int, float, tuple] | None = None
-    enumerated = 0
-    for combo in _chunks(len(cand), k):
-        enumerated += combo.shape[0]
-        cover = np.bitwise_count(np.bitwise_or.reduce(c_masks[combo], axis=1)).astype(np.int64)
-        dcg = -np.sort(-c_grade[combo], axis=1) @ disc
-        top_cover = int(cover.max())
-        if best is not None and top_cover < best[0]:
-            continue
-        at_top = cover == top_cover
-        top_dcg = float(dcg[at_top].max())
-        if best is not None and top_cover == best[0] and top_dcg < best[1] - TIE_EPS:
-            continue
-        tied = np.nonzero(at_top & (dcg >= top_dcg - TIE_EPS))[0]
-        # combo rows are ascending candidate positions, and candidates are in ID order, so
-        # the lexicographically smallest row is the smallest ID tuple
-        first = tuple(int(cand_arr[p]) for p in combo[tied[0]])
-        tie_key = tuple(keys[p] for p in first)
-        if (
-            best is None
-            or top_cover > best[0]
-            or top_dcg > best[1] + TIE_EPS
-            or tie_key < tuple(keys[p] for p in best[2])
-        ):
-            best = (top_cover, top_dcg, first)
-    assert best is not None
-    ranked = sorted(best[2], key=lambda i: (-float(grade[i]), keys[i]))
-    return OracleResult(ranked, best[0], best[1], enumerated, comb(n, k))
+
+    def score(combo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        cover = np.bitwise_count(np.bitwise_or.reduce(c_masks[combo], axis=1)).astype(np.float64)
+        return cover, -np.sort(-c_grade[combo], axis=1) @ disc
+
+    # candidates are in ID order, so the lexicographically smallest row is the smallest ID tuple
+    subset, cover, dcg, enumerated = best_subset(len(cand), k, score)
+    chosen = [int(cand_arr[p]) for p in subset]
+    ranked = sorted(chosen, key=lambda i: (-float(grade[i]), keys[i]))
+    return OracleResult(ranked, int(cover), dcg, enumerated, comb(n, k))

@@ -33,12 +33,21 @@ LABELS: dict[str, str] = {
     "dense": "Dense",
     "coverage": "Fixed coverage",
     "gated": "Gated coverage (ours)",
+    "evidence": "Evidence order",
+    "expected": "Expected coverage",
+    "xquad": "xQuAD",
+    "pm2": "PM2",
+    "mmr": "MMR",
+    "facility": "Facility location",
+    "retriever": "Retriever order",
     "oracle": "Labeled oracle — diagnostic",
 }
 RESULT_HEADER = (
     "Selection",
     "nDCG@5",
     "Agreed coverage@5",
+    "α-nDCG@5",
+    "Subtopic recall@5",
     "Label redundancy",
     "Mean positive pair cosine",
     "Docs with no agreed obligation",
@@ -48,11 +57,13 @@ EFFECT_HEADER = (
     "Exploratory paired effect",
     "nDCG difference [95% bootstrap interval]",
     "Coverage difference [95% bootstrap interval]",
+    "α-nDCG difference [95% bootstrap interval]",
 )
 CASE_HEADER = ("Rank / ID", "Document", "Mean grade", "Agreed requirements (one-based)", "New requirements at rank")
 TABLE_NOTE = (
     "Coverage uses all written requirements as denominator. Label redundancy is repeated agreed "
     "document–obligation assignments divided by total assignments; it is zero when there are no assignments. "
+    "Subtopic recall counts only requirements some pool document covers (1 when none does). "
     "“Lost / gained” sums task-specific distinct obligations, counted once per task. The labeled oracle reads "
     "the labels and is a diagnostic ceiling, never a baseline."
 )
@@ -88,6 +99,8 @@ def results_table(summaries: Mapping[str, Mapping[str, float]], caption: str = "
             label(name),
             f"{s['ndcg']:.4f}",
             f"{s['coverage']:.4f}",
+            f"{s['alpha_ndcg']:.4f}",
+            f"{s['subtopic_recall']:.4f}",
             f"{s['redundancy']:.4f}",
             f"{s['pair_cosine']:.4f}",
             f"{s['no_obligation']:.4f}",
@@ -103,8 +116,11 @@ def _interval(iv: Interval) -> str:
 
 
 def effects_table(effects: Mapping[str, Mapping[str, Interval]], caption: str = "") -> Table:
-    """One row per contrast ``a-minus-b`` with nDCG and coverage intervals."""
-    rows = tuple((name, _interval(iv["ndcg"]), _interval(iv["coverage"])) for name, iv in effects.items())
+    """One row per contrast ``a-minus-b`` with nDCG, coverage and α-nDCG intervals."""
+    rows = tuple(
+        (name, _interval(iv["ndcg"]), _interval(iv["coverage"]), _interval(iv["alpha_ndcg"]))
+        for name, iv in effects.items()
+    )
     note = f"{DRAWS:,} paired task bootstrap draws, seed {SEED}; percentile intervals, exploratory."
     return Table(EFFECT_HEADER, rows, caption=caption, notes=(note,))
 
@@ -166,6 +182,7 @@ class CoverageReport(Tabular):
     """Everything ``nclue coverage evaluate`` reports (``summary.json`` is :meth:`to_json`)."""
 
     k: int
+    freeze: str
     freeze_manifest_sha256: str
     judgments_sha256: str
     missing_judgments: Mapping[str, int]
@@ -179,6 +196,7 @@ class CoverageReport(Tabular):
         return json_safe(
             {
                 "k": self.k,
+                "freeze": self.freeze,
                 "freeze_manifest_sha256": self.freeze_manifest_sha256,
                 "judgments_sha256": self.judgments_sha256,
                 "missing_judgments": dict(self.missing_judgments),

@@ -1,8 +1,9 @@
 """Label-free selectors of k documents from a task's pool (R03).
 
-Every selector maps a task's vectors to k pool positions in rank order and never sees a
-label. Names round-trip to text (``dense``, ``coverage``, ``gated``): they are the method
-names in ``rankings.jsonl``, the CLI and the result tables.
+Every selector maps a task's label-free inputs (:class:`~nclue.select.inputs.TaskVectors`) to k
+pool positions in rank order and never sees a label. Names round-trip to text (``dense``,
+``coverage``, ``gated``, and those of :mod:`nclue.select.diversify`): they are the method names in
+``rankings.jsonl``, the CLI and the result tables.
 
 * ``dense``: pool sorted by question cosine ``q·d``, descending; ties to the smaller ID.
 * ``coverage``: the seed's fixed objective ``F`` (:mod:`nclue.select.objective`), greedy for
@@ -26,47 +27,21 @@ names in ``rankings.jsonl``, the CLI and the result tables.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from nclue.errors import NclueError
+from nclue.select import diversify
+from nclue.select.inputs import TaskVectors, order
 from nclue.select.objective import greedy_coverage, normalised_cosines, pick, positive_gram
-from nclue.select.tasks import id_key
 
 GATE_FACTOR = 2
-
-
-@dataclass(frozen=True)
-class TaskVectors:
-    """Label-free inputs of one task: pool IDs (pool order) and L2-normalised vectors."""
-
-    task_id: str
-    ids: tuple[str, ...]
-    question: np.ndarray
-    requirements: np.ndarray
-    docs: np.ndarray
-
-    @property
-    def facets(self) -> np.ndarray:
-        """``(m+1, dim)``: the question followed by the requirements."""
-        return np.vstack([self.question[None, :], self.requirements])
-
-    @property
-    def keys(self) -> list[tuple[int, int, str]]:
-        """Tie keys of the pool documents (:func:`nclue.select.tasks.id_key`)."""
-        return [id_key(i) for i in self.ids]
-
-
-def _order(scores: np.ndarray, keys: list, positions: list[int] | np.ndarray) -> list[int]:
-    """``positions`` sorted by score descending, exact ties to the smaller key."""
-    return sorted((int(p) for p in positions), key=lambda p: (-float(scores[p]), keys[p]))
 
 
 def select_dense(tv: TaskVectors, k: int) -> list[int]:
     """Question-cosine order, truncated at k."""
     cosine = tv.docs.astype(np.float64) @ tv.question.astype(np.float64)
-    return _order(cosine, tv.keys, range(len(tv.ids)))[:k]
+    return order(cosine, tv.keys, range(len(tv.ids)))[:k]
 
 
 def select_coverage(tv: TaskVectors, k: int) -> list[int]:
@@ -79,7 +54,7 @@ def select_gated(tv: TaskVectors, k: int) -> list[int]:
     ncos = normalised_cosines(tv.facets, tv.docs)
     relevance = ncos.mean(axis=0)
     keys = tv.keys
-    gate = np.array(_order(relevance, keys, range(len(tv.ids)))[: GATE_FACTOR * k], dtype=np.int64)
+    gate = np.array(order(relevance, keys, range(len(tv.ids)))[: GATE_FACTOR * k], dtype=np.int64)
     req = ncos[1:]
     m = req.shape[0]
     current = np.zeros(m)
@@ -93,21 +68,36 @@ def select_gated(tv: TaskVectors, k: int) -> list[int]:
         chosen.append(d)
         free[np.nonzero(gate == d)[0][0]] = False
         current = np.maximum(current, req[:, d])
-    return _order(relevance, keys, chosen)
+    return order(relevance, keys, chosen)
 
 
 SELECTORS: dict[str, Callable[[TaskVectors, int], list[int]]] = {
     "dense": select_dense,
     "coverage": select_coverage,
     "gated": select_gated,
+    **diversify.SELECTORS,
 }
+"""Every selector by name: R03's three, then those of :mod:`nclue.select.diversify`."""
+R03_SELECTORS: tuple[str, ...] = ("dense", "coverage", "gated")
+"""The selectors that read vectors only (no requirement evidence, no retrieval scores)."""
+READS_VECTORS: frozenset[str] = frozenset({*R03_SELECTORS, "mmr"})
+"""The selectors that read the question, requirement or document vectors."""
+
+
+def check_selectors(names: list[str] | tuple[str, ...]) -> None:
+    """Refuse unknown selector names with one line listing every known one."""
+    unknown = [n for n in names if n not in SELECTORS]
+    if unknown:
+        import difflib
+
+        close = difflib.get_close_matches(unknown[0], list(SELECTORS), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise NclueError(f"unknown selector {unknown[0]!r}{hint}; choose from {', '.join(SELECTORS)}")
 
 
 def run_selector(name: str, tv: TaskVectors, k: int) -> list[str]:
     """Run the selector ``name`` on one task; returns k document IDs in rank order."""
-    selector = SELECTORS.get(name)
-    if selector is None:
-        raise NclueError(f"unknown selector {name!r}; choose from {', '.join(SELECTORS)}")
+    check_selectors([name])
     if len(tv.ids) < k:
         raise NclueError(f"task {tv.task_id!r}: pool of {len(tv.ids)} documents is smaller than k={k}")
-    return [tv.ids[p] for p in selector(tv, k)]
+    return [tv.ids[p] for p in SELECTORS[name](tv, k)]

@@ -3,7 +3,10 @@
 A *task set* is a directory with three JSON Lines files (see ``docs/coverage.md``):
 
 * ``tasks.jsonl``  ``{"task_id", "question", "requirements": [str, ...], "pool": [doc_id, ...],
-  "splits": [tag, ...]}`` — label-free; this is all the freeze may read besides documents.
+  "splits": [tag, ...], "pool_scores": [number, ...]}`` (``splits`` and ``pool_scores`` — the
+  retrieval score of each pool document, aligned with ``pool`` — optional) — label-free; this is
+  all the freeze may read besides documents. Any other field is ignored with a warning (a
+  per-pool grade written here would be a label inside the frozen inputs).
 * ``docs.jsonl``   ``{"doc_id", "title", "text"}``.
 * ``judgments.jsonl`` ``{"task_id", "doc_id", "judge", "grade", "requirements": [int, ...]}`` with
   one-based requirement numbers. Read only by :func:`load_judgments`, after the freeze.
@@ -21,6 +24,8 @@ strings — so ``"9" < "10"`` as in the seed's numeric IDs.
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -28,12 +33,13 @@ from typing import Literal
 import numpy as np
 
 from nclue.errors import NclueError, where
-from nclue.io import iter_jsonl
+from nclue.io import iter_jsonl, require_finite
 
 TASKS_FILE = "tasks.jsonl"
 DOCS_FILE = "docs.jsonl"
 JUDGMENTS_FILE = "judgments.jsonl"
 ALL_SPLIT = "all"
+TASK_FIELDS: tuple[str, ...] = ("task_id", "question", "requirements", "pool", "splits", "pool_scores")
 
 MissingPolicy = Literal["error", "zero"]
 
@@ -52,6 +58,7 @@ class Task:
     requirements: tuple[str, ...]
     pool: tuple[str, ...]
     splits: tuple[str, ...] = ()
+    pool_scores: tuple[float, ...] | None = None
 
     @property
     def m(self) -> int:
@@ -113,13 +120,27 @@ def _str_list(value: object, path: Path, line: int, field: str) -> list[str]:
     return [v.strip() for v in value]
 
 
-def load_tasks(task_dir: str | Path) -> list[Task]:
+def _warn(message: str) -> None:
+    warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def load_tasks(task_dir: str | Path, warn: Callable[[str], None] | None = None) -> list[Task]:
     """Read and validate ``tasks.jsonl``: unique IDs, non-empty question and requirements,
-    a non-empty pool without duplicates. Tasks are returned in file order."""
+    a non-empty pool without duplicates, ``pool_scores`` (when present) one finite number per
+    pool document. Tasks are returned in file order.
+
+    Fields outside :data:`TASK_FIELDS` are ignored; each distinct unknown field is reported once
+    through ``warn`` (default: :func:`warnings.warn`) with the first line it appears on.
+    """
     path = Path(task_dir) / TASKS_FILE
+    report = warn if warn is not None else _warn
     tasks: list[Task] = []
     seen: set[str] = set()
+    unknown: dict[str, int] = {}
     for line, row in iter_jsonl(path):
+        for extra in row:
+            if extra not in TASK_FIELDS and extra not in unknown:
+                unknown[extra] = line
         for field in ("task_id", "question", "requirements", "pool"):
             if field not in row:
                 raise NclueError(f"{where(path, line)}: missing field '{field}'")
@@ -143,9 +164,30 @@ def load_tasks(task_dir: str | Path) -> list[Task]:
             dup = sorted({p for p in pool if pool.count(p) > 1}, key=id_key)
             raise NclueError(f"{where(path, line)}: task {task_id!r} lists pool documents twice: {dup}")
         splits = _str_list(row.get("splits", []), path, line, "splits")
-        tasks.append(Task(task_id, question.strip(), tuple(requirements), tuple(pool), tuple(splits)))
+        scores = row.get("pool_scores")
+        if scores is not None:
+            if not isinstance(scores, list) or len(scores) != len(pool):
+                raise NclueError(
+                    f"{where(path, line)}: task {task_id!r}: 'pool_scores' must list one number per pool document"
+                )
+            scores = [require_finite(v, path, line, "pool_scores") for v in scores]
+        tasks.append(
+            Task(
+                task_id,
+                question.strip(),
+                tuple(requirements),
+                tuple(pool),
+                tuple(splits),
+                None if scores is None else tuple(scores),
+            )
+        )
     if not tasks:
         raise NclueError(f"{path}: no tasks; write one JSON object per task")
+    for extra, line in unknown.items():
+        report(
+            f"{where(path, line)}: unknown task field {extra!r} is ignored "
+            f"(task fields: {', '.join(TASK_FIELDS)}; labels belong in {JUDGMENTS_FILE})"
+        )
     return tasks
 
 

@@ -1,0 +1,45 @@
+"""The label-free inputs every selector reads, for one task (``docs/coverage.md#selectors``).
+
+A :class:`TaskVectors` holds the pool's document IDs (pool order), the L2-normalised vectors of
+the question, of each written requirement and of each pool document, and — for the selectors
+that use requirement evidence — ``probs[d, r]``, the calibrated probability that pool document
+``d`` covers requirement ``r`` (:mod:`nclue.select.evidence`), and ``pool_scores[d]``, the
+pool's retrieval score when the pool came from a retriever. None of these is a label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from nclue.select.tasks import id_key
+
+
+@dataclass(frozen=True)
+class TaskVectors:
+    """Label-free inputs of one task: pool IDs (pool order), vectors, and optional evidence."""
+
+    task_id: str
+    ids: tuple[str, ...]
+    question: np.ndarray
+    requirements: np.ndarray
+    docs: np.ndarray
+    probs: np.ndarray | None = None
+    pool_scores: np.ndarray | None = None
+
+    @property
+    def facets(self) -> np.ndarray:
+        """``(m+1, dim)``: the question followed by the requirements."""
+        return np.vstack([self.question[None, :], self.requirements])
+
+    @property
+    def keys(self) -> list[tuple[int, int, str]]:
+        """Tie keys of the pool documents (:func:`nclue.select.tasks.id_key`)."""
+        return [id_key(i) for i in self.ids]
+
+
+def order(scores: np.ndarray, keys: Sequence, positions: Sequence[int] | np.ndarray) -> list[int]:
+    """``positions`` sorted by score descending, exact ties to the smaller key."""
+    return sorted((int(p) for p in positions), key=lambda p: (-float(scores[p]), keys[p]))

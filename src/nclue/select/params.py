@@ -1,0 +1,29 @@
+"""Defaults of coverage selection, in one light module (the CLI reads its defaults from here
+without importing NumPy or the indexes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_POOL = "bm25.decompose(distinct)"
+"""The retrieval system that makes pools (``docs/coverage.md#pools``)."""
+DEFAULT_DEPTH = 30
+"""Documents per pool."""
+DEFAULT_SELECTOR = "expected"
+"""The selector ``nclue coverage select`` uses."""
+DEFAULT_SIGNALS: tuple[str, ...] = ("bm25", "phrase", "dense")
+"""The evidence signals a calibration is fitted with."""
+JUDGMENT_PATTERNS: tuple[str, ...] = ("*judgment*", "*qrels*")
+"""Path-component patterns the freeze barrier refuses."""
+ORACLE_POOL = "qrels"
+"""The pool name that selects the labeled (oracle) pool."""
+
+
+@dataclass(frozen=True)
+class SelectOptions:
+    """Defaults of one selection (``nclue coverage select``)."""
+
+    k: int = 5
+    pool: str = DEFAULT_POOL
+    pool_depth: int = DEFAULT_DEPTH
+    selector: str = DEFAULT_SELECTOR

@@ -1,0 +1,235 @@
+"""Coverage selection for one query: pick k documents that together cover every requirement.
+
+``nclue coverage select`` (``docs/coverage.md#one-query``). For a query and its requirements:
+
+1. **pool** — the ``pool_depth`` best documents of a retrieval system (a system name such as
+   ``bm25.decompose(distinct)``, run with the requirements as conditions and the query as text);
+2. **evidence** — ``P(d covers r)`` from each pool document's best page, over all its pages
+   (:mod:`nclue.select.evidence`, with the packaged calibration unless another is given);
+3. **vectors** for the vector-based selectors: the query and requirements encoded by the
+   collection's dense model, and each document's vector from the collection's dense index (the
+   document's first chunk — the opening window R03 encodes — so nothing is encoded per document);
+4. **selector** — any of :data:`nclue.select.selectors.SELECTORS` (default ``expected``).
+
+The pool is sorted by ID before selection (the tie rule of every selector), and its retrieval
+scores feed the ``retriever`` selector. :class:`CoverageSelector` keeps a collection open
+(indexes and encoder loaded once) to answer many queries.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from nclue.errors import NclueError
+from nclue.select.evidence import COVER_THRESHOLD, Calibration, EvidenceModel, EvidenceSource, check_texts
+from nclue.select.inputs import TaskVectors
+from nclue.select.params import SelectOptions
+from nclue.select.selectors import READS_VECTORS, SELECTORS, check_selectors
+from nclue.select.tasks import id_key
+from nclue.tables import Table, Tabular
+
+
+def parse_requirements(query: str, requirements: tuple[str, ...] | list[str] = ()) -> tuple[str, ...]:
+    """The requirements: the given ones, else the query split as ``"A"; "B"`` or ``A; B``."""
+    given = [r.strip() for r in requirements if r and r.strip()]
+    if not given:
+        if ";" not in query and '"' not in query:
+            raise NclueError(
+                'no requirements: give --require "REQUIREMENT" (repeatable), or write the query as "A; B; C"'
+            )
+        from nclue.query import parse_conditions
+
+        given = list(parse_conditions(query))
+    return tuple(dict.fromkeys(given))
+
+
+@dataclass(frozen=True)
+class Selected:
+    """One selected document: rank, ID, source path, score (expected requirements covered),
+    the requirements it covers with their evidence pages, and every requirement's probability."""
+
+    rank: int
+    doc_id: str
+    path: str
+    score: float
+    covers: dict[str, list[int]]
+    probability: dict[str, float]
+
+    def to_json(self) -> dict:
+        return {
+            "rank": self.rank,
+            "doc_id": self.doc_id,
+            "path": self.path,
+            "score": round(self.score, 6),
+            "covers": self.covers,
+            "probability": {r: round(p, 6) for r, p in self.probability.items()},
+        }
+
+
+@dataclass(frozen=True)
+class Selection(Tabular):
+    """The answer to one query: the selected documents, the requirements none of them covers."""
+
+    query: str
+    requirements: tuple[str, ...]
+    selector: str
+    pool: dict
+    selected: tuple[Selected, ...]
+    uncovered: tuple[str, ...]
+    calibration: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {
+            "query": self.query,
+            "requirements": list(self.requirements),
+            "selected": [s.to_json() for s in self.selected],
+            "uncovered": list(self.uncovered),
+            "selector": self.selector,
+            "pool": self.pool,
+            "calibration": self.calibration,
+        }
+
+    def tables(self) -> list[Table]:
+        heads = tuple(f"{s.rank}. {s.doc_id.rsplit('/', 1)[-1]}" for s in self.selected)
+        rows = []
+        for req in self.requirements:
+            cells = []
+            for s in self.selected:
+                p = s.probability[req]
+                pages = s.covers.get(req)
+                cells.append(f"p. {', '.join(map(str, pages))} ({p:.2f})" if pages else f"— ({p:.2f})")
+            rows.append((req, *cells))
+        rows.append(("expected requirements covered", *(f"{s.score:.2f}" for s in self.selected)))
+        note = (
+            f"Cells: evidence pages where P(covers) ≥ {COVER_THRESHOLD} (probability in brackets). "
+            f"Pool: {self.pool['system']} at depth {self.pool['depth']} ({self.pool['size']} documents). "
+            + (f"Uncovered: {'; '.join(self.uncovered)}." if self.uncovered else "Every requirement is covered.")
+        )
+        grid = Table(
+            ("Requirement", *heads),
+            tuple(rows),
+            align="l" + "l" * len(heads),
+            caption=f"{self.selector}: {self.query}",
+            notes=(note,),
+        )
+        listing = Table(
+            ("Rank", "Document", "Path", "Score"),
+            tuple((str(s.rank), s.doc_id, s.path, f"{s.score:.3f}") for s in self.selected),
+            align="rllr",
+        )
+        return [grid, listing]
+
+
+class CoverageSelector:
+    """An opened collection with its evidence model, answering one query at a time."""
+
+    def __init__(self, collection: str | os.PathLike[str], calibration: Calibration | str | Path | None = None) -> None:
+        from nclue.systems.registry import Workspace
+
+        self.workspace = Workspace(collection)
+        self.calibration = calibration if isinstance(calibration, Calibration) else Calibration.load(calibration)
+        self.model = EvidenceModel(EvidenceSource.from_workspace(self.workspace), self.calibration)
+        paths = self.workspace.store.docs.select(["doc_id", "path"]).to_pylist()
+        self.paths = {row["doc_id"]: row["path"] or "" for row in paths}
+
+    def doc_vectors(self, ids: list[str]) -> np.ndarray:
+        """Each document's first dense chunk vector (zeros for a document without text)."""
+        dense = self.workspace.backbone("dense")
+        pages = self.workspace.pages
+        chunk_page = np.asarray(dense.index.chunks.page)
+        vectors = dense.vectors
+        index = {d: i for i, d in enumerate(pages.id_list)}
+        out = np.zeros((len(ids), vectors.shape[1]), dtype=np.float32)
+        for j, doc in enumerate(ids):
+            i = index[doc]
+            first = int(np.searchsorted(chunk_page, pages.doc_offsets[i]))
+            if first < len(chunk_page) and chunk_page[first] < pages.doc_offsets[i + 1]:
+                out[j] = vectors[first]
+        return out
+
+    def select(
+        self,
+        query: str,
+        requirements: tuple[str, ...] | list[str] = (),
+        k: int = SelectOptions.k,
+        pool: str = SelectOptions.pool,
+        pool_depth: int = SelectOptions.pool_depth,
+        selector: str = SelectOptions.selector,
+    ) -> Selection:
+        """Select ``k`` documents for one query (module docstring)."""
+        from nclue.systems.backbone import Request
+
+        check_selectors([selector])
+        reqs = parse_requirements(query, requirements)
+        check_texts(reqs)
+        if k < 1 or pool_depth < 1:
+            raise NclueError(f"k and --pool-depth must be at least 1 (got k={k}, depth={pool_depth})")
+        question = query.strip() or "; ".join(reqs)
+        system = self.workspace.system(pool)
+        found = system.search(Request(reqs, question), pool_depth)
+        if len(found) < k:
+            raise NclueError(
+                f"the pool has {len(found)} document(s) ({system.name} at depth {pool_depth}), fewer than k={k}; "
+                "raise --pool-depth, choose a broader --pool, or lower --k"
+            )
+        ids = sorted((d.doc_id for d in found), key=id_key)
+        scores = {d.doc_id: d.score for d in found}
+        evidence = self.model.evidence(reqs, ids)
+        tv = TaskVectors("query", tuple(ids), np.zeros(1), np.zeros((len(reqs), 1)), np.zeros((len(ids), 1)))
+        if selector in READS_VECTORS:
+            dense = self.workspace.backbone("dense")
+            encoded = dense.encode([question, *reqs])
+            tv = TaskVectors("query", tuple(ids), encoded[0], encoded[1:], self.doc_vectors(ids))
+        tv = TaskVectors(
+            tv.task_id,
+            tv.ids,
+            tv.question,
+            tv.requirements,
+            tv.docs,
+            evidence.probs,
+            np.array([scores[d] for d in ids], dtype=np.float64),
+        )
+        picked = SELECTORS[selector](tv, k)
+        selected = tuple(
+            Selected(
+                rank=rank,
+                doc_id=ids[p],
+                path=self.paths.get(ids[p], ""),
+                score=float(evidence.probs[p].sum()),
+                covers=evidence.covers(p),
+                probability={r: float(evidence.probs[p, j]) for j, r in enumerate(reqs)},
+            )
+            for rank, p in enumerate(picked, start=1)
+        )
+        covered = {r for s in selected for r in s.covers}
+        return Selection(
+            query=query,
+            requirements=reqs,
+            selector=selector,
+            pool={"system": system.name, "depth": pool_depth, "size": len(found)},
+            selected=selected,
+            uncovered=tuple(r for r in reqs if r not in covered),
+            calibration={
+                "sha256": self.calibration.sha256,
+                "signals": list(self.calibration.signals),
+                "fitted_on": self.calibration.provenance.get("release"),
+            },
+        )
+
+
+def select_documents(
+    collection: str | os.PathLike[str],
+    query: str,
+    requirements: tuple[str, ...] | list[str] = (),
+    k: int = SelectOptions.k,
+    pool: str = SelectOptions.pool,
+    pool_depth: int = SelectOptions.pool_depth,
+    selector: str = SelectOptions.selector,
+    calibration: Calibration | str | Path | None = None,
+) -> Selection:
+    """Open ``collection`` and answer one query (:meth:`CoverageSelector.select`)."""
+    return CoverageSelector(collection, calibration).select(query, requirements, k, pool, pool_depth, selector)

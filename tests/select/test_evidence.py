@@ -1,0 +1,170 @@
+"""Requirement evidence: best page per document, calibration files, whole-document reading."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from nclue.errors import NclueError
+from nclue.select.evidence import (
+    Calibration,
+    EvidenceModel,
+    EvidenceSource,
+    Model,
+    fold_of,
+    page_logits,
+    segment_best,
+    sigmoid,
+)
+
+
+def test_segment_best_matches_a_loop_and_takes_the_earlier_page_on_ties():
+    rng = np.random.default_rng(2)
+    values = np.round(rng.random((3, 11)), 1)
+    starts = np.array([0, 4, 5, 9])
+    best, first = segment_best(values, starts)
+    ends = [4, 5, 9, 11]
+    for t in range(3):
+        for s, (a, b) in enumerate(zip(starts, ends)):
+            assert best[t, s] == values[t, a:b].max()
+            assert first[t, s] == a + int(np.argmax(values[t, a:b]))
+
+
+class FakeLexical:
+    """Page scores and phrase matches given as fixed arrays per text."""
+
+    def __init__(self, scores: dict, phrases: dict) -> None:
+        self.scores, self.phrases = scores, phrases
+
+    def page_scores(self, texts):
+        return np.stack([self.scores[t] for t in texts]).astype(np.float32)
+
+    def page_phrase_matches(self, texts):
+        return np.stack([self.phrases[t] for t in texts])
+
+
+def hand_source() -> EvidenceSource:
+    from nclue.systems.backbone import PageTable
+
+    # two documents: "a" pages 1-3 (rows 0-2), "b" pages 1-2 (rows 3-4)
+    pages = PageTable(
+        doc_ids=np.array(["a", "b"], dtype=object),
+        page_doc=np.array([0, 0, 0, 1, 1], dtype=np.int32),
+        page_number=np.array([1, 2, 3, 1, 2], dtype=np.int32),
+        doc_offsets=np.array([0, 3, 5]),
+    )
+    lexical = FakeLexical(
+        {"red fox": np.array([1.0, 4.0, 2.0, 0.0, 0.5]), "blue owl": np.array([0.0, 0.0, 0.0, 3.0, 3.0])},
+        {"red fox": np.array([False, True, False, False, False]), "blue owl": np.array([False] * 5)},
+    )
+    dense = {"red fox": [0.1, 0.2, 0.3, 0.0, 0.1], "blue owl": [0.0, 0.0, 0.0, 0.5, 0.6]}
+    return EvidenceSource(pages, lexical, lambda texts: np.array([dense[t] for t in texts], dtype=np.float32))
+
+
+def test_probability_comes_from_the_best_page_under_the_calibrated_logit():
+    model = Model(page=(-3.0, 2.0, 1.5, 1.0), doc=(0.5, 1.2))
+    cal = Calibration(("bm25", "phrase", "dense"), model)
+    ev = EvidenceModel(hand_source(), cal).evidence(["red fox", "blue owl"], ["b", "a"])
+    # by hand: bm25 is max-normalised over the collection (red fox: /4, blue owl: /3)
+    z_red_a = [-3 + 2 * 0.25 + 0.1, -3 + 2 * 1.0 + 1.5 + 0.2, -3 + 2 * 0.5 + 0.3]
+    z_red_b = [-3 + 0 + 0.0, -3 + 2 * 0.125 + 0.1]
+    z_owl_b = [-3 + 2 * 1.0 + 0.5, -3 + 2 * 1.0 + 0.6]
+    assert ev.probs[1, 0] == pytest.approx(sigmoid(0.5 + 1.2 * max(z_red_a)))
+    assert ev.probs[0, 0] == pytest.approx(sigmoid(0.5 + 1.2 * max(z_red_b)))
+    assert ev.probs[0, 1] == pytest.approx(sigmoid(0.5 + 1.2 * max(z_owl_b)))
+    assert ev.best_page[1, 0] == 2 and ev.best_page[0, 1] == 2
+    # page 2 of "a" has page probability sigmoid(0.7) >= 0.5: it is the evidence page
+    assert ev.pages[1][0] == (2,)
+    assert ev.covers(1) == {"red fox": [2]}
+
+
+def test_page_logits_is_the_linear_combination_per_text():
+    features = np.arange(2 * 2 * 3, dtype=np.float32).reshape(2, 2, 3)
+    models = [Model((1.0, 2.0, 3.0), (0, 1)), Model((0.0, -1.0, 0.5), (0, 1))]
+    got = page_logits(features, models)
+    assert np.allclose(got[0], 1 + 2 * features[0, 0] + 3 * features[1, 0])
+    assert np.allclose(got[1], -features[0, 1] + 0.5 * features[1, 1])
+
+
+def test_calibration_file_round_trip_folds_and_errors(tmp_path):
+    cal = Calibration(
+        ("bm25",), Model((-1.0, 2.0), (0.0, 1.0)), (Model((-2.0, 1.0), (0.0, 1.0)), Model((-3.0, 1.0), (1.0, 1.0)))
+    )
+    path = tmp_path / "cal.json"
+    path.write_text(json.dumps(cal.to_json()))
+    back = Calibration.load(path)
+    assert back == cal and back.sha256 == cal.sha256
+    assert back.model_for("line numbering", crossfit=False) == cal.model
+    assert back.model_for("line numbering", crossfit=True) == cal.folds[fold_of("line numbering")]
+    assert fold_of("Line Numbering ") == fold_of("line numbering")
+    with pytest.raises(NclueError, match="calibration file not found"):
+        Calibration.load(tmp_path / "missing.json")
+    path.write_text(json.dumps({"signals": ["bm25", "dense"], "model": {"page": [1, 2], "doc": [0, 1]}}))
+    with pytest.raises(NclueError, match="2 page weights for 2 signals"):
+        Calibration.load(path)
+    with pytest.raises(NclueError, match="no cross-fitting folds"):
+        Calibration(("bm25",), Model((0.0, 1.0), (0.0, 1.0))).model_for("x", crossfit=True)
+
+
+def test_packaged_calibration_names_what_it_was_fitted_on():
+    cal = Calibration.load(None)
+    assert cal.signals == ("bm25", "phrase", "dense")
+    assert cal.provenance["release"] and cal.provenance["conditions"] > 0 and len(cal.folds) == 2
+    weights = dict(zip(("intercept", *cal.signals), cal.model.page))
+    assert weights["phrase"] > 0 and weights["bm25"] > 0 and cal.model.doc[1] > 0
+
+
+def test_long_documents_are_read_whole(lexical_only):
+    """'floating environment' occurs only on pages 14 and 16 of the 18-page algorithms manual —
+    far past the first 2,000 characters R03 encodes — and is found there."""
+    from nclue.corpus.store import PageStore
+    from nclue.select.adapter import leading_text
+    from nclue.systems.registry import Workspace
+
+    ws = Workspace(lexical_only)
+    store = PageStore.open(lexical_only)
+    algorithms = next(d for d in ws.pages.id_list if d.endswith("algorithms/algorithms"))
+    assert "floating environment" not in leading_text(store, algorithms, 2000).lower()
+    pages_with = {
+        int(store.page_number[i])
+        for i in range(store.n_pages)
+        if store.doc_ids[store.page_doc[i]] == algorithms and "floating environment" in store.texts[i].lower()
+    }
+    assert pages_with == {14, 16}
+    source = EvidenceSource(ws.pages, ws.backbone("bm25"), lambda texts: np.zeros((len(texts), ws.pages.n_pages)))
+    ev = EvidenceModel(source, Calibration.load(None)).evidence(["floating environment"], ws.pages.id_list)
+    row = ws.pages.id_list.index(algorithms)
+    assert int(ev.best_page[row, 0]) in pages_with
+    assert ev.probs[row, 0] == ev.probs[:, 0].max()
+    assert set(ev.pages[row][0]) <= pages_with
+
+
+def test_requirement_without_content_words_is_refused():
+    from nclue.select.evidence import check_texts
+
+    with pytest.raises(NclueError, match="no searchable words"):
+        check_texts(["the of a"])
+
+
+def test_maxsim_signal_is_refused_where_there_is_no_collection():
+    from nclue.select.evidence import signal_matrix
+
+    with pytest.raises(NclueError, match="maxsim signal needs a collection"):
+        signal_matrix(hand_source(), ("maxsim",), ["red fox"])
+
+
+@pytest.mark.slow
+def test_maxsim_signal_scores_only_the_dense_candidate_pages(indexed):
+    from nclue.select.evidence import signal_matrix
+    from nclue.systems.late_interaction import POOL_PAGES
+    from nclue.systems.registry import Workspace
+
+    ws = Workspace(indexed)
+    source = EvidenceSource.from_workspace(ws)
+    dense, maxsim = signal_matrix(source, ("dense", "maxsim"), ["floating environment"])[:, 0]
+    scored = np.flatnonzero(maxsim)
+    assert 0 < len(scored) <= POOL_PAGES
+    top = set(np.argsort(-dense, kind="stable")[:POOL_PAGES].tolist())
+    assert set(scored.tolist()) <= top and np.all(maxsim[scored] <= 1.0 + 1e-6)

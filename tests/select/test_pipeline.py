@@ -1,0 +1,42 @@
+"""The one call ``make demo`` makes (adapt → calibrate → freeze → evaluate) and its verification."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+
+@pytest.mark.slow
+def test_run_coverage_then_verify(phrase_bench, tmp_path):
+    import os
+
+    from nclue.index.dense import build_dense_index
+    from nclue.select.pipeline import run_coverage, verify_coverage
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    bench, source = phrase_bench
+    coll = tmp_path / "coll"
+    shutil.copytree(source, coll)
+    build_dense_index(coll, backend="onnx", max_chunks_per_page=1)
+    out = tmp_path / "coverage"
+    lines: list[str] = []
+    report = run_coverage(bench, coll, out, depth=6, k=2, log=lines.append)
+    assert report["all"].tasks == 4 and "expected" in report["all"].methods
+    adapter = json.loads((out / "tasks" / "adapter.json").read_text())
+    assert adapter["pool"]["kind"] == "retrieval" and adapter["pool"]["depth"] == 6
+    (frozen,) = [p for p in (out / "freeze").iterdir() if not p.name.startswith(".")]
+    method = json.loads((frozen / "method.json").read_text())
+    assert method["evidence"]["crossfit"] is True
+    # every requirement phrase is stated twice on exactly one page per document: evidence finds it
+    assert report["all"].methods["expected"]["coverage"] == 1.0
+    assert verify_coverage(out).ok
+    run_coverage(bench, coll, out, depth=6, k=2, log=lines.append)
+    assert any("reusing it" in line for line in lines)
+    assert len([p for p in (out / "freeze").iterdir() if not p.name.startswith(".")]) == 1
+    summary = json.loads((out / "results" / "summary.json").read_text())
+    summary["splits"]["all"]["methods"]["pm2"]["coverage"] = 0.5
+    (out / "results" / "summary.json").write_text(json.dumps(summary))
+    check = verify_coverage(out)
+    assert not check.ok and check.failures[0].startswith("splits/all/methods/pm2/coverage: recorded 0.5")

@@ -1,0 +1,105 @@
+"""``nclue coverage select`` on real PDFs: the answer, its evidence pages, and every bad input
+through the real CLI (one ``error:`` line naming the fix)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from nclue.select.single import parse_requirements
+
+
+def test_requirements_from_flags_or_from_the_query():
+    assert parse_requirements("anything", ["a b", " c ", "a b"]) == ("a b", "c")
+    assert parse_requirements('"line numbers"; "floating environment"') == ("line numbers", "floating environment")
+    assert parse_requirements("loops; comments") == ("loops", "comments")
+
+
+def error_line(result) -> str:  # noqa: ANN001 - click Result
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+def test_no_requirements_is_one_line_naming_the_fix(cli, lexical_only):
+    result = cli("coverage", "select", lexical_only, "--query", "pseudocode for loops")
+    assert result.exit_code == 2
+    assert re.match(r"error: no requirements: give --require .* or write the query as", error_line(result))
+
+
+def test_unknown_selector_is_one_line_naming_the_choices(cli, lexical_only):
+    result = cli("coverage", "select", lexical_only, "-q", "x", "-r", "pseudocode", "--selector", "greedy")
+    assert result.exit_code == 2
+    line = error_line(result)
+    assert line.startswith("error: unknown selector 'greedy'") and "expected, xquad, pm2, mmr, facility" in line
+
+
+def test_k_larger_than_the_pool_is_one_line_naming_the_fix(cli, lexical_only):
+    result = cli("coverage", "select", lexical_only, "-q", "x", "-r", "pseudocode", "-r", "loop", "--k", "5")
+    assert result.exit_code == 2
+    line = error_line(result)  # three documents in the collection: the pool cannot hold five
+    assert "fewer than k=5" in line and "raise --pool-depth" in line and "lower --k" in line
+
+
+def test_pool_system_that_is_not_indexed_is_one_line_naming_the_build(cli, lexical_only):
+    result = cli(
+        "coverage", "select", lexical_only, "-q", "x", "-r", "pseudocode", "--k", "2", "--pool", "dense.joint(max)"
+    )
+    assert result.exit_code == 2
+    line = error_line(result)
+    assert "no dense vectors" in line and f"nclue index {lexical_only} --dense" in line
+
+
+@pytest.mark.slow
+def test_select_reads_whole_documents_and_cites_pages_that_hold_the_words(cli, indexed):
+    from nclue.corpus.store import PageStore
+
+    result = cli("coverage", "select", indexed, "-q", "writing algorithms in LaTeX", "-r", "floating environment",
+                 "-r", "pseudocode", "--k", "2", "--pool-depth", "3", "--format", "json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.output)
+    # functan mentions neither requirement's words: the BM25 pool holds the other two documents
+    assert answer["selector"] == "expected" and answer["pool"]["size"] == 2
+    assert [s["rank"] for s in answer["selected"]] == [1, 2]
+    assert answer["uncovered"] == []
+    store = PageStore.open(indexed)
+    texts = {
+        (store.doc_ids[store.page_doc[i]], int(store.page_number[i])): store.texts[i].lower()
+        for i in range(store.n_pages)
+    }
+    words = {"floating environment": ("floating", "environment"), "pseudocode": ("pseudocode",)}
+    cited = 0
+    for doc in answer["selected"]:
+        assert doc["path"].endswith(".pdf")
+        for requirement, pages in doc["covers"].items():
+            for page in pages:
+                cited += 1
+                assert all(w in texts[(doc["doc_id"], page)] for w in words[requirement]), (doc["doc_id"], page)
+    assert cited >= 2
+    covers = {r for doc in answer["selected"] for r in doc["covers"]}
+    assert covers == {"floating environment", "pseudocode"}
+    floating = [d for d in answer["selected"] if "floating environment" in d["covers"]]
+    assert floating and floating[0]["doc_id"].endswith("algorithms/algorithms")
+    assert set(floating[0]["covers"]["floating environment"]) <= {14, 16}
+
+
+@pytest.mark.slow
+def test_table_form_is_a_requirement_by_document_grid(cli, indexed):
+    for selector in ("expected", "dense", "mmr", "xquad", "pm2", "facility", "gated", "retriever"):
+        result = cli("coverage", "select", indexed, "-q", '"floating environment"; "pseudocode"', "--k", "2",
+                     "--pool-depth", "3", "--selector", selector, "--format", "markdown")  # fmt: skip
+        assert result.exit_code == 0, (selector, result.output)
+        assert "| Requirement | 1. " in result.output and "| floating environment |" in result.output
+        assert "| expected requirements covered |" in result.output
+
+
+@pytest.mark.slow
+def test_a_warm_selector_answers_repeated_queries_identically(indexed):
+    from nclue.select.single import CoverageSelector
+
+    warm = CoverageSelector(indexed)
+    first = warm.select("algorithms", ["pseudocode", "comments"], k=2, pool_depth=3)
+    again = warm.select("algorithms", ["pseudocode", "comments"], k=2, pool_depth=3)
+    assert first == again and len(first.selected) == 2
