@@ -20,7 +20,6 @@ import hashlib
 import io
 import json
 import os
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -65,14 +64,14 @@ def write_table_atomic(path: str | os.PathLike[str], table: pa.Table) -> None:
     atomic_write_bytes(path, buffer.getvalue())
 
 
-def _read_parquet(path: Path, schema: pa.Schema) -> pa.Table:
-    """A page-store table, or one line naming the damaged file and the fix."""
+def _read_parquet(path: Path, schema: pa.Schema, columns: list[str] | None = None) -> pa.Table:
+    """A page-store table (or some of its columns), or one line naming the damaged file and the fix."""
     fix = f"re-ingest with `nclue ingest PDF_DIR {path.parent}` (unchanged PDFs are not extracted again)"
     try:
-        table = pq.read_table(path)
-    except (OSError, ValueError, pa.ArrowException) as exc:
+        table = pq.read_table(path, columns=columns)
+    except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
         raise NclueError(f"{path}: damaged or not a Parquet file ({type(exc).__name__}); {fix}") from None
-    missing = [name for name in schema.names if name not in table.column_names]
+    missing = [name for name in (columns or schema.names) if name not in table.column_names]
     if missing:
         raise NclueError(f"{path}: not an nclue page-store table (no column {', '.join(missing)}); {fix}")
     return table
@@ -119,13 +118,18 @@ def pages_record(root: str | os.PathLike[str]) -> dict[str, object]:
     return {"bytes": path.stat().st_size, "tail_sha256": _tail_sha256(path), "sha256": sha256_file(path)}
 
 
-@dataclass
 class PageStore:
-    """Read access to a collection directory's page store."""
+    """Read access to a collection directory's page store.
 
-    root: Path
-    docs: pa.Table
-    pages: pa.Table
+    Opening reads ``docs.parquet`` and only the ``doc_id`` and ``page`` columns of
+    ``pages.parquet``; the page texts (the bulk of the file) are read on first use of
+    :attr:`texts` or :attr:`pages`, so commands that only score against indexes start fast.
+    """
+
+    def __init__(self, root: Path, docs: pa.Table, pages: pa.Table | None = None) -> None:
+        self.root = Path(root)
+        self.docs = docs
+        self._pages = pages
 
     @classmethod
     def open(cls, root: str | os.PathLike[str]) -> PageStore:
@@ -138,14 +142,28 @@ class PageStore:
             raise NclueError(
                 f"{base}: not a collection (missing {', '.join(missing)}); build it with `nclue ingest PDF_DIR {base}`"
             )
-        docs = _read_parquet(base / DOCS_FILE, DOCS_SCHEMA)
-        pages = _read_parquet(base / PAGES_FILE, PAGES_SCHEMA)
-        return cls(root=base, docs=docs, pages=pages)
+        store = cls(root=base, docs=_read_parquet(base / DOCS_FILE, DOCS_SCHEMA))
+        store._index  # noqa: B018 - read the page index now, so a damaged pages.parquet is reported at open
+        return store
+
+    @property
+    def pages(self) -> pa.Table:
+        """The whole page table (``doc_id``, ``page``, ``text``, ``n_chars``, ``method``), read on first use."""
+        if self._pages is None:
+            self._pages = _read_parquet(self.root / PAGES_FILE, PAGES_SCHEMA)
+        return self._pages
+
+    @cached_property
+    def _index(self) -> pa.Table:
+        """The ``doc_id`` and ``page`` columns of every page row."""
+        if self._pages is not None:
+            return self._pages.select(["doc_id", "page"])
+        return _read_parquet(self.root / PAGES_FILE, PAGES_SCHEMA, columns=["doc_id", "page"])
 
     @cached_property
     def doc_ids(self) -> np.ndarray:
         """Sorted ``doc_id``s of successfully ingested documents (object array)."""
-        ids = self.pages.column("doc_id").to_numpy(zero_copy_only=False)
+        ids = self._index.column("doc_id").to_numpy(zero_copy_only=False)
         return np.array(sorted(set(ids.tolist())), dtype=object) if len(ids) else np.array([], dtype=object)
 
     @cached_property
@@ -157,13 +175,13 @@ class PageStore:
     def page_doc(self) -> np.ndarray:
         """int32 document index (into :attr:`doc_ids`) of every page row."""
         index = self.doc_index
-        ids = self.pages.column("doc_id").to_pylist()
+        ids = self._index.column("doc_id").to_pylist()
         return np.fromiter((index[d] for d in ids), dtype=np.int32, count=len(ids))
 
     @cached_property
     def page_number(self) -> np.ndarray:
         """int32 1-based page number of every page row."""
-        return self.pages.column("page").to_numpy().astype(np.int32, copy=False)
+        return self._index.column("page").to_numpy().astype(np.int32, copy=False)
 
     @cached_property
     def texts(self) -> list[str]:
@@ -205,4 +223,4 @@ class PageStore:
     @property
     def n_pages(self) -> int:
         """Number of page rows."""
-        return self.pages.num_rows
+        return self._index.num_rows
