@@ -17,6 +17,11 @@ Layouts read:
   ``{"_id", "title"?, "text"?}``, qrels in ``qrels/test.tsv`` (``query-id corpus-id score``);
 * **TREC qrels** (``qid iter doc_id grade``), given explicitly as ``qrels=PATH``.
 
+The frozen **paraphrase cache** ``paraphrases.jsonl`` (rows ``{"qid", "text"}``, written by
+``nclue bench paraphrase``, ``docs/construction.md#paraphrases``) is read when present: each
+text becomes its query's ``forms["paraphrase"]``. It is never generated here; a query
+without a row has no paraphrase form.
+
 Validation (every layout): unique query ids; 2–8 distinct, non-empty conditions per query;
 one qrel row per (query, document); known query ids; integer grades in ``0..n``; a ``gold``
 label only with ``grade == n``; evidence pages only for the query's conditions, as positive
@@ -30,7 +35,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -43,6 +48,8 @@ from nclue.types import CorpusDoc, Judgment, Query
 QUERIES_FILE = "queries.jsonl"
 QRELS_FILE = "qrels.jsonl"
 CORPUS_FILE = "corpus.jsonl"
+PARAPHRASES_FILE = "paraphrases.jsonl"
+PARAPHRASE = "paraphrase"
 BEIR_QRELS = Path("qrels") / "test.tsv"
 MAX_PAGE = 2**31 - 1
 LABELS = ("gold", "partial")
@@ -90,6 +97,9 @@ class Release:
             )
         files: dict[str, Path] = {"queries": queries_file}
         queries = _read_queries(queries_file)
+        if (root / PARAPHRASES_FILE).is_file():
+            files["paraphrases"] = root / PARAPHRASES_FILE
+            queries = with_paraphrases(queries, read_paraphrases(root / PARAPHRASES_FILE, queries))
         corpus: tuple[CorpusDoc, ...] = ()
         if (root / CORPUS_FILE).is_file():
             files["corpus"] = root / CORPUS_FILE
@@ -191,16 +201,61 @@ class Release:
     # --- writing -----------------------------------------------------------------------------
 
     def write(self, out_dir: str | os.PathLike[str]) -> list[Path]:
-        """Write ``queries.jsonl``, ``qrels.jsonl``, BEIR ``qrels/test.tsv`` and ``corpus.jsonl``."""
+        """Write ``queries.jsonl``, ``qrels.jsonl``, BEIR ``qrels/test.tsv`` and ``corpus.jsonl``.
+
+        Paraphrases go to ``paraphrases.jsonl`` (when any query has one), never into ``queries.jsonl``.
+        """
         out = Path(out_dir)
         written = [out / QUERIES_FILE, out / QRELS_FILE, out / BEIR_QRELS]
-        write_jsonl(out / QUERIES_FILE, (q.to_json() for q in self.queries))
+        plain = [replace(q, forms={k: v for k, v in q.forms.items() if k != PARAPHRASE}) for q in self.queries]
+        write_jsonl(out / QUERIES_FILE, (q.to_json() for q in plain))
+        paraphrases = {q.qid: q.forms[PARAPHRASE] for q in self.queries if q.forms.get(PARAPHRASE)}
+        if paraphrases:
+            write_paraphrases(out / PARAPHRASES_FILE, paraphrases)
+            written.append(out / PARAPHRASES_FILE)
         write_judgments(out / QRELS_FILE, self.judgments)
         write_beir_qrels(out / BEIR_QRELS, self.judgments)
         if self.corpus:
             write_jsonl(out / CORPUS_FILE, (d.to_json() for d in self.corpus))
             written.append(out / CORPUS_FILE)
         return written
+
+
+def read_paraphrases(path: str | os.PathLike[str], queries: Sequence[Query]) -> dict[str, str]:
+    """``qid → paraphrase`` from a frozen ``paraphrases.jsonl``; errors name the file and line.
+
+    Each row is ``{"qid", "text"}`` with a known qid, listed once, and a non-empty text.
+    """
+    known = {q.qid for q in queries}
+    out: dict[str, str] = {}
+    first: dict[str, int] = {}
+    for line, row in iter_jsonl(path):
+        loc = where(path, line)
+        qid, text = row.get("qid"), row.get("text")
+        if not isinstance(qid, str) or not qid:
+            raise NclueError(f"{loc}: missing or non-string 'qid'")
+        if qid not in known:
+            raise NclueError(
+                f"{loc}: qid {qid!r} is not in {QUERIES_FILE}; the paraphrase cache belongs to another release"
+            )
+        if not isinstance(text, str) or not text.strip():
+            raise NclueError(f"{loc}: qid {qid!r} has no non-empty 'text'")
+        if qid in out:
+            raise NclueError(f"{loc}: qid {qid!r} repeated (first at line {first[qid]}); keep one")
+        out[qid], first[qid] = text.strip(), line
+    return out
+
+
+def with_paraphrases(queries: Sequence[Query], paraphrases: Mapping[str, str]) -> tuple[Query, ...]:
+    """``queries`` with ``forms["paraphrase"]`` set from ``paraphrases`` where a row exists."""
+    return tuple(
+        replace(q, forms={**q.forms, PARAPHRASE: paraphrases[q.qid]}) if q.qid in paraphrases else q for q in queries
+    )
+
+
+def write_paraphrases(path: str | os.PathLike[str], paraphrases: Mapping[str, str]) -> None:
+    """Write ``paraphrases.jsonl``: one ``{"qid", "text"}`` row per query, sorted by qid."""
+    write_jsonl(path, ({"qid": qid, "text": paraphrases[qid]} for qid in sorted(paraphrases)))
 
 
 def write_judgments(path: str | os.PathLike[str], judgments: Iterable[Judgment]) -> int:

@@ -124,22 +124,26 @@ def test_unreachable_endpoint_is_a_clear_error(setup, tmp_path: Path) -> None:
         unset(item)
 
 
-def test_negative_and_malformed_answers_reject_the_item(setup, tmp_path: Path) -> None:
+def test_negative_and_malformed_answers_reject_the_item_and_are_frozen(setup, tmp_path: Path) -> None:
     store, inv, item = setup
     probe = LLMGate(inv, store, LLMConfig(url="x", model="m"), ResponseCache(tmp_path / "p.jsonl"))
-    for responses, cached in (
-        (_recorded(probe, item, verdict=False), 1),
-        (_recorded(probe, item, quote="invented text"), 0),
+    for responses, malformed in (
+        (_recorded(probe, item, verdict=False), 0),
+        (_recorded(probe, item, quote="invented text"), 1),
     ):
+        cache_path = tmp_path / f"{malformed}.jsonl"
         server = Replay(responses)
         try:
-            gate = LLMGate(
-                inv, store, LLMConfig(url=server.url, model="m"), ResponseCache(tmp_path / f"{cached}.jsonl")
-            )
+            gate = LLMGate(inv, store, LLMConfig(url=server.url, model="m"), ResponseCache(cache_path))
             assert gate(item) is False
-            assert len(gate.cache.entries) == cached
+            assert gate.malformed == malformed
+            assert len(gate.cache.entries) == 1  # the rejected reply is frozen too
+            gate.cache.save()
         finally:
             server.close()
+        # offline, the frozen reply decides again, the same way, without calling anything
+        again = LLMGate(inv, store, LLMConfig(url=_closed_port_url(), model="m"), ResponseCache(cache_path))
+        assert again(item) is False and again.malformed == malformed and again.fresh_answers == 0
 
 
 def test_parser_accepts_fenced_json_and_checks_quotes() -> None:

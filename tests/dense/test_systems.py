@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from nclue.errors import NclueError
-from nclue.models.paraphrase import query_text
 from nclue.systems.backbone import Request
 from nclue.systems.late_interaction import POOL_PAGES, maxsim
 from nclue.systems.registry import Workspace
@@ -49,7 +48,7 @@ def doc_rows(workspace, doc_id):
 
 
 def test_joint_pooling_by_hand(workspace):
-    text = query_text(Query("q", CONDITIONS), "clean_v2")
+    text = Query("q", CONDITIONS).text("clean_v2")
     page = workspace.backbone("dense").page_scores([text])[0]
     for name, pool in (
         ("dense.joint(max)", lambda s: s.max()),
@@ -89,7 +88,7 @@ def test_decomposition_by_hand(workspace):
 
 @pytest.mark.parametrize("form", ["raw", "clean_v2", "natural"])
 def test_every_form_runs(workspace, form):
-    text = query_text(Query("q", CONDITIONS), form)
+    text = Query("q", CONDITIONS).text(form)
     ranking = workspace.system("dense.joint(ptop3)").search(Request(CONDITIONS, text), depth=3)
     assert len(ranking) == 3
     assert ranking[0].doc_id.endswith("verse/verse")
@@ -100,6 +99,40 @@ def test_maxsim_by_hand():
     d = np.array([[0.6, 0.8], [1.0, 0.0], [0.0, -1.0]], np.float32)
     assert maxsim(q, d) == pytest.approx((1.0 + 0.8) / 2)
     assert maxsim(q, d[:0]) == 0.0
+
+
+def test_maxsim_segments_by_hand():
+    from nclue.systems.late_interaction import maxsim_segments
+
+    q = np.array([[1.0, 0.0], [0.0, 1.0]], np.float32)
+    docs = np.array([[0.6, 0.8], [1.0, 0.0], [0.0, -1.0], [0.0, 1.0]], np.float32)
+    expected = [maxsim(q, docs[0:3]), maxsim(q, docs[3:4])]  # (1 + 0.8) / 2 and (0 + 1) / 2
+    np.testing.assert_allclose(maxsim_segments(q, docs, np.array([0, 3, 4])), [0.9, 0.5])
+    np.testing.assert_allclose(expected, [0.9, 0.5])
+
+
+@pytest.mark.slow
+def test_stored_token_vectors_rank_like_exact_maxsim(subset_dense, probe_rows, tmp_path):
+    """MaxSim from the compressed token index against recomputing every pooled page's token vectors."""
+    import shutil
+
+    from nclue.index.dense import build_dense_index
+    from nclue.systems.late_interaction import MaxSimBackbone
+
+    coll = shutil.copytree(subset_dense, tmp_path / "coll")
+    build_dense_index(coll, tokens=True)  # the dense vectors are kept: a token-only pass
+    ws = Workspace(coll)
+    stored = ws.backbone("maxsim")
+    assert stored.tokens is not None and stored.tokens.bits == 4
+    exact = MaxSimBackbone(ws.backbone("dense"), tokens=None)
+    pages = [ws.store.texts[r] for r in probe_rows]
+    texts = [*CONDITIONS, "algorithm pseudocode with line numbers", "Banach spaces and bounded operators", *pages]
+    a, b = stored.page_scores(texts), exact.page_scores(texts)
+    assert ((a > 0) == (b > 0)).all()  # the same dense candidate pool
+    assert np.abs(a - b).max() < 0.02
+    for row_a, row_b in zip(a, b):
+        assert len(set(np.argsort(-row_a)[:5]) & set(np.argsort(-row_b)[:5])) >= 3
+    assert a[len(texts) - len(pages) :].argmax(axis=1).tolist() == probe_rows  # a page finds itself
 
 
 @pytest.mark.slow
@@ -133,7 +166,7 @@ def test_dense_system_without_vectors(tiny_collection):
 def test_unknown_variant(workspace):
     with pytest.raises(NclueError, match="no dense index matches 'e5'"):
         workspace.backbone("dense:e5")
-    assert workspace.backbone("dense:torch").index.backend == "torch"
+    assert workspace.backbone("dense:torch-bf16").index.backend == "torch-bf16"
 
 
 def test_variant_matching_by_hand():

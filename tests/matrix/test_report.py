@@ -143,3 +143,87 @@ def test_evaluate_compare_and_report_name_each_statistic_alike(frozen_runs: Path
     compare_headers = _headers(result.output, "Contrast")
     report_contrast = _headers((report / "table_s1e_contrasts.md").read_text(), "Contrast")
     assert report_contrast[: len(compare_headers)] == compare_headers and report_contrast[-1] == "Sel.+Holm p"
+
+
+def _hand_gold_ndcg(run_path: Path, labels: dict[str, dict[str, str]], qids: list[str], k: int = 10) -> float:
+    """Mean Gold-NDCG@k (gain 1 for gold, ideal over min(#gold, k) golds), written out plainly."""
+    import math
+
+    ranked = {}
+    for line in run_path.read_text().splitlines():
+        row = json.loads(line)
+        ranked[row["qid"]] = [d["doc_id"] for d in sorted(row["docs"], key=lambda d: -d["score"])][:k]
+    total = 0.0
+    for qid in qids:
+        dcg = sum(1 / math.log2(i + 2) for i, d in enumerate(ranked.get(qid, [])) if labels[qid].get(d) == "gold")
+        golds = sum(1 for lab in labels[qid].values() if lab == "gold")
+        ideal = sum(1 / math.log2(i + 2) for i in range(min(golds, k)))
+        total += dcg / ideal if ideal else 0.0
+    return 100.0 * total / len(qids)
+
+
+def test_spearman_is_over_the_fair_runs_of_the_default_form(frozen_runs: Path, small_bench: Path) -> None:
+    from scipy.stats import spearmanr
+
+    frozen = json.loads((frozen_runs / FROZEN).read_text())
+    qids = [json.loads(line)["qid"] for line in (small_bench / "queries.jsonl").read_text().splitlines()]
+    labels: dict[str, dict[str, str]] = {q: {} for q in qids}
+    for line in (small_bench / "qrels.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        labels[row["qid"]][row["doc_id"]] = row["label"]
+
+    def hand(path: Path) -> tuple[float, float]:
+        return _hand_scores(path, labels, qids)[0], _hand_gold_ndcg(path, labels, qids)
+
+    fair = sorted(frozen["scorecard"])
+    assert "bm25.and@raw" not in fair and not any(n.startswith(("oracle.", "baseline.")) for n in fair)
+    values = [hand(frozen_runs / f"{n}.jsonl") for n in fair]
+    expected = spearmanr([v[0] for v in values], [v[1] for v in values]).statistic
+    assert frozen["spearman"]["n_clue_score"]["gold_ndcg"] == pytest.approx(expected, abs=1e-12)
+    # the same ρ over every scored run (controls and off-form runs included) is a different number
+    paths = [frozen_runs / f"{n}.jsonl" for n in (*fair, "bm25.and@raw", "bm25.and@natural")]
+    paths += sorted((small_bench / "controls").glob("*.jsonl"))
+    pooled = [hand(p) for p in paths]
+    inflated = spearmanr([v[0] for v in pooled], [v[1] for v in pooled]).statistic
+    assert abs(inflated - expected) > 0.01
+
+
+def test_reproduce_checks_every_file_the_release_lists(frozen_runs: Path, small_bench: Path, tmp_path: Path) -> None:
+    bench = tmp_path / "bench"
+    shutil.copytree(small_bench, bench)
+    manifest = json.loads((bench / "MANIFEST.json").read_text())
+    manifest["name"] = "renamed"
+    (bench / "MANIFEST.json").write_text(json.dumps(manifest))
+    lines = (bench / "qrels" / "test.tsv").read_text().splitlines()
+    qid, doc, grade = lines[1].split("\t")
+    lines[1] = f"{qid}\t{doc}\t{int(grade) % 2 + 1}"
+    (bench / "qrels" / "test.tsv").write_text("\n".join(lines) + "\n")
+    (bench / "inventory.jsonl").write_text((bench / "inventory.jsonl").read_text() + "\n")
+    result = verify(bench, frozen_runs)
+    assert not result.ok and not result.cell_failures  # nothing the tables read changed ...
+    named = " ".join(result.hash_failures)
+    for path in ("bench/MANIFEST.json", "bench/qrels/test.tsv", "bench/inventory.jsonl"):  # ... yet each file is caught
+        assert f"{path}: SHA-256 changed" in named
+        assert f"bench/{path.removeprefix('bench/')}: SHA-256 mismatch" in named
+
+
+def test_reproduce_tolerances_are_per_quantity(frozen_runs: Path, small_bench: Path, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    shutil.copytree(frozen_runs, runs)
+    frozen = json.loads((runs / FROZEN).read_text())
+    name = next(iter(frozen["scorecard"]))
+    frozen["scorecard"][name]["n_clue_score"] += 0.04  # points: within 0.05
+    contrast = frozen["contrasts"]["Lexical composition"]
+    contrast["p_family"] = contrast["p_family"] + 0.04 if contrast["p_family"] < 0.9 else contrast["p_family"] - 0.04
+    frozen["spearman"]["n_clue_score"]["gold_ndcg"] -= 0.04
+    frozen["queries"] += 1
+    (runs / FROZEN).write_text(json.dumps(frozen))
+    result = verify(small_bench, runs)
+    failed = {f.split(":")[0] for f in result.cell_failures}
+    assert failed == {
+        "contrasts › Lexical composition › p_family",
+        "spearman › n_clue_score › gold_ndcg",
+        "queries",
+    }
+    assert any("p-value tolerance" in f for f in result.cell_failures)
+    assert any("counts must match exactly" in f for f in result.cell_failures)

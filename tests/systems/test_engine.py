@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
@@ -101,20 +103,59 @@ def test_and_returns_only_documents_with_every_condition(workspace) -> None:  # 
             assert all(set(analyzer.terms(c)) <= vocab for c in conds)
 
 
-@pytest.mark.parametrize("name", ["bm25.cover", "bm25.cover(terms)"])
-def test_cover_ranks_by_distinct_coverage_first(workspace, name: str) -> None:  # noqa: ANN001
+def _hand_coverage(workspace, conds, doc_id: str, phrase: bool) -> int:  # noqa: ANN001
+    """Conditions matchable to distinct pages of ``doc_id``, by hand: each page's analysed terms are
+    searched for the condition's terms as a contiguous run (``phrase``) or anywhere (terms), then every
+    injective assignment of a subset of conditions to pages is tried."""
+    analyzer = workspace.backbone("bm25").index.analyzer
+    store = workspace.store
+    d = store.doc_index[doc_id]
+    page_terms = [analyzer.terms(t) for t in store.texts[store.doc_offsets[d] : store.doc_offsets[d + 1]]]
+    matches = []
+    for c in conds:
+        want = analyzer.terms(c)
+        if phrase:
+            hits = {i for i, t in enumerate(page_terms) if any(t[j : j + len(want)] == want for j in range(len(t)))}
+        else:
+            hits = {i for i, t in enumerate(page_terms) if set(want) <= set(t)}
+        matches.append(hits)
+    for size in range(len(conds), 0, -1):
+        for subset in itertools.combinations(range(len(conds)), size):
+            for pages in itertools.product(*(sorted(matches[c]) for c in subset)):
+                if len(set(pages)) == size:
+                    return size
+    return 0
+
+
+@pytest.mark.parametrize(("name", "phrase"), [("bm25.cover", True), ("bm25.cover(terms)", False)])
+def test_cover_ranks_by_hand_computed_distinct_page_coverage(workspace, name: str, phrase: bool) -> None:  # noqa: ANN001
+    every = workspace.pages.id_list
     for conds in QUERIES:
-        ranked = workspace.system(name).search(request(conds))
-        coverage = [int(d.score // (len(conds) + 1)) for d in ranked]
-        assert coverage == sorted(coverage, reverse=True)
-        assert max(coverage) <= len(conds)
+        ranked = workspace.system(name).search(request(conds), depth=len(every))
+        hand = {doc: _hand_coverage(workspace, conds, doc, phrase) for doc in every}
+        assert [int(d.score // (len(conds) + 1)) for d in ranked] == [hand[d.doc_id] for d in ranked]
+        assert [hand[d.doc_id] for d in ranked] == sorted((hand[d.doc_id] for d in ranked), reverse=True)
+        assert hand[ranked[0].doc_id] == max(hand.values())
+    # a fact about the real pages: the verse manual has "verse" and "stanza" as phrases on distinct pages
+    top = workspace.system("bm25.cover").search(request(("verse", "stanza")), depth=3)
+    assert top[0].doc_id.endswith("latex/verse/verse") and int(top[0].score // 3) == 2
 
 
-def test_rrf_of_real_systems(workspace) -> None:  # noqa: ANN001
+def test_rrf_of_real_systems_is_the_formula_over_their_rankings(workspace) -> None:  # noqa: ANN001
+    lexical, sdr = workspace.system("bm25.and"), workspace.system("bm25.decompose(distinct)")
     fused = workspace.system("rrf(bm25.and, bm25.decompose(distinct))")
-    ranked = fused.search(request(QUERIES[0]))
-    assert fused.page_aware and ranked
-    assert ranked[0].score <= 2 / 61 + 1e-12
+    assert fused.page_aware
+    for conds in QUERIES[:3]:
+        a, b = lexical.search(request(conds), 100), sdr.search(request(conds), 100)
+        expected: dict[str, float] = {}
+        for ranking in (a, b):
+            for rank, doc in enumerate(ranking, start=1):
+                expected[doc.doc_id] = expected.get(doc.doc_id, 0.0) + 1.0 / (60 + rank)
+        got = fused.search(request(conds), 100)
+        assert {d.doc_id: d.score for d in got} == pytest.approx(expected, rel=1e-12)
+        assert [d.score for d in got] == sorted(expected.values(), reverse=True)
+        evidence = {d.doc_id: d.evidence for d in b}  # bm25.and surfaces no pages: evidence comes from the SDR
+        assert all(d.evidence == evidence[d.doc_id] for d in got)
 
 
 def test_bad_input(workspace) -> None:  # noqa: ANN001

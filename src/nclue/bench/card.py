@@ -13,6 +13,59 @@ def _table(title: str, counts: dict[str, int]) -> list[str]:
     return lines + [""]
 
 
+def _gate_lines(gate: dict[str, Any] | None) -> list[str]:
+    """The "Sources and extraction gate" section (``docs/construction.md#extraction-gate``)."""
+    if not gate:
+        return []
+    lines = [
+        "## Sources and extraction gate",
+        "",
+        f"A source enters the release only if at least {100 * gate['threshold']:.0f}% of its pages have "
+        f"≥ {gate['min_chars']} non-space characters (a file that failed to ingest counts as unusable pages).",
+        "",
+        "| source | documents | failed files | pages | usable share | gate | in release | documents in release "
+        "| queries (gold source) |",
+        "|---|---:|---:|---:|---:|---|---|---:|---:|",
+    ]
+    for row in gate["sources"]:
+        lines.append(
+            f"| {row['source']} | {row['documents']} | {row['failed_files']} | {row['pages'] + row['failed_pages']} "
+            f"| {100 * row['usable_share']:.2f}% | {'pass' if row['passed'] else 'FAIL'} "
+            f"| {'yes' if row['included'] else 'no'} ({row['reason']}) | {row.get('documents_in_release', 0)} "
+            f"| {row.get('queries', 0)} |"
+        )
+    lines.append("")
+    if gate.get("mixed_source_queries"):
+        lines += [f"Queries whose golds come from several sources: {gate['mixed_source_queries']}.", ""]
+    if gate["excluded"]:
+        lines += [
+            "Excluded (below the gate): " + ", ".join(gate["excluded"]) + " — none of their documents is in a "
+            "query, a qrel or `corpus.jsonl`.",
+            "",
+        ]
+    if gate["allowed_ungated"]:
+        lines += ["Included although below the gate (`--allow-ungated`): " + ", ".join(gate["allowed_ungated"]), ""]
+    return lines
+
+
+def _paraphrase_lines(record: dict[str, Any] | None) -> list[str]:
+    """The "Paraphrases" section once ``nclue bench paraphrase`` has filled the frozen cache."""
+    if not record:
+        return []
+    lines = [
+        "",
+        "## Paraphrases",
+        "",
+        f"`{record['file']}` holds {record['accepted']} of {record['queries']} LLM paraphrases (model "
+        f"`{record['model']}`, up to {record['attempts']} attempts per query, {record['rejected_replies']} replies "
+        f"rejected by the parser). Every reply is frozen in `{record['cache']}`; the `paraphrase` query form is read "
+        "from this file only and never generated at run time.",
+    ]
+    if record["missing"]:
+        lines.append(f"Queries without a paraphrase: {len(record['missing'])} (e.g. `{record['missing'][0]}`).")
+    return lines
+
+
 def render_card(manifest: dict[str, Any], tables: dict[str, dict[str, int]], examples: list[dict[str, Any]]) -> str:
     """Markdown dataset card from the manifest, the validation tables and example queries."""
     counts = manifest["counts"]
@@ -36,6 +89,7 @@ def render_card(manifest: dict[str, Any], tables: dict[str, dict[str, int]], exa
         f"- candidate conjunctions: {counts['candidates']}; selection drops: "
         + (", ".join(f"{k}: {v}" for k, v in manifest["drops"].items()) or "none"),
         "",
+        *_gate_lines(manifest.get("gate")),
         "## Establishes rule",
         "",
         "A page establishes a condition when, outside running headers/footers and table-of-contents",
@@ -67,13 +121,14 @@ def render_card(manifest: dict[str, Any], tables: dict[str, dict[str, int]], exa
         lines.append(
             f"| {ex['qid']} | {ex['clean_v2']} | `{gold['doc_id']}` ({gold_pages}) | `{sub['doc_id']}` (g={sub['grade']}; {sub_pages}) |"
         )
+    lines += _paraphrase_lines(manifest.get("paraphrase"))
     lines += [
         "",
         "## Files",
         "",
         "`corpus.jsonl`, `queries.jsonl` (with raw / clean_v2 / natural forms), `qrels.jsonl` (grade,",
         "label, evidence pages), `qrels/test.tsv` (BEIR), `inventory.jsonl`, `controls/*.jsonl`,",
-        "`MANIFEST.json`, `SHA256SUMS`. Page text and PDFs are not redistributed; corpus rows carry",
+        "`MANIFEST.json`, `SHA256SUMS` (and, after `nclue bench paraphrase`, `paraphrases.jsonl`). Page text and PDFs are not redistributed; corpus rows carry",
         "the source path and SHA-256. Check a copy with `nclue bench verify DIR`.",
         "",
     ]

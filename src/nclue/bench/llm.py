@@ -5,11 +5,12 @@ with the evidence excerpts of every condition, sends it to ``POST {url}/chat/com
 (``model``, one user message, ``max_tokens``; no temperature, top-p or seed, so the
 provider default applies, as in the seed's construction-model provenance), and parses the
 reply with ``prompts/verify_item.py``. The item passes only if every condition is
-established for every gold; a reply the parser rejects removes the item and is not cached.
+established for every gold; a reply the parser rejects removes the item.
 
-Every accepted response is frozen in a JSON Lines cache keyed by the SHA-256 of the exact
-prompt (and the model name), so a rebuild reads the cache and never calls the endpoint
-again; the cache file ships with the release under ``judge/``. Configuration comes from
+Every response — accepted or rejected by the parser — is frozen in a JSON Lines cache keyed
+by the SHA-256 of the exact prompt (and the model name), so a rebuild reads the cache, makes
+the same decisions and never calls the endpoint again (``docs/construction.md#llm-judge``);
+the cache file ships with the release under ``judge/``. Configuration comes from
 options or the environment: ``NCLUE_LLM_URL``, ``NCLUE_LLM_MODEL``, ``NCLUE_LLM_KEY``.
 """
 
@@ -144,16 +145,15 @@ class LLMGate:
                         f"{exc} ({self.cached_answers} answers were read from the cache {self.cache.path}; "
                         "rerun with the endpoint available to verify the rest)"
                     ) from None
-                try:
-                    verdicts = parse(response, names, excerpts)
-                except ValueError:
-                    self.malformed += 1
-                    return False
                 self.cache.put(prompt, self.config.model, response)
                 self.fresh_answers += 1
             else:
-                verdicts = parse(response, names, excerpts)
                 self.cached_answers += 1
+            try:
+                verdicts = parse(response, names, excerpts)
+            except ValueError:
+                self.malformed += 1
+                return False
             if not all(verdicts.values()):
                 return False
         return True

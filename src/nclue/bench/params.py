@@ -13,6 +13,7 @@ from pathlib import Path
 from nclue.types import DEFAULT_SEED
 
 JUDGES: tuple[str, ...] = ("offline", "embedding", "llm")
+CONDITIONS: tuple[str, ...] = ("lexical", "sections")
 
 
 @dataclass(frozen=True)
@@ -47,15 +48,36 @@ class ComposeParams:
     attempts_per_query: int = 40
 
 
+@dataclass(frozen=True)
+class SectionParams:
+    """Section-concept mining (``--conditions sections``, ``docs/structure.md#section-concepts``)."""
+
+    min_df: int = 3
+    max_df_frac: float = 0.25
+    max_words: int = 4
+    alias_threshold: float = 0.8
+    origins: tuple[str, ...] = ("outline", "numbered", "font")
+
+
 @dataclass
 class BuildOptions:
-    """Everything ``nclue build`` takes besides the paths."""
+    """Everything ``nclue build`` takes besides the paths.
+
+    ``gate_threshold`` / ``gate_min_chars`` are the per-source extraction gate
+    (``docs/construction.md#extraction-gate``); a source below it is left out of the release
+    unless it is named in ``allow_ungated``.
+    """
 
     judge: str = "offline"
+    conditions: str = "lexical"
+    sections: SectionParams = field(default_factory=SectionParams)
     name: str = "nclue-bench"
     mine: MineParams = field(default_factory=MineParams)
     compose: ComposeParams = field(default_factory=ComposeParams)
     embed_threshold: float = 0.15
+    gate_threshold: float = 0.98
+    gate_min_chars: int = 10
+    allow_ungated: tuple[str, ...] = ()
     llm_url: str | None = None
     llm_model: str | None = None
     llm_key: str | None = None

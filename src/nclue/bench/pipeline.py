@@ -1,6 +1,12 @@
-"""``nclue build``: collection → inventory → candidates → judged selection → validated release.
+"""``nclue build``: collection → extraction gate → inventory → candidates → judged selection → validated release.
 
-One pure pipeline over a page store; the judge is ``offline`` (the mined inventory
+One pure pipeline over a page store. The per-source extraction gate
+(:func:`nclue.corpus.info.extraction_gate`, ``docs/construction.md#extraction-gate``) runs
+first: the documents of a source below it are left out of construction altogether — no
+condition is mined from them, they are in no query, qrel or ``corpus.jsonl`` row, and so
+no run over the release can rank them — unless the source is named in
+``BuildOptions.allow_ungated``. The gate and every override are recorded in
+``MANIFEST.json`` and the dataset card. The judge is ``offline`` (the mined inventory
 only), ``embedding`` (offline + the MiniLM semantic gate, :mod:`nclue.bench.gate`) or
 ``llm`` (offline + item verification through a chat endpoint with a frozen response
 cache, :mod:`nclue.bench.llm`). Outputs are deterministic for a given collection, seed and
@@ -23,9 +29,10 @@ from nclue.bench.card import render_card
 from nclue.bench.compose import Item, generate, select, select_gated
 from nclue.bench.controls import CONTROL_NAMES, build_controls
 from nclue.bench.inventory import Inventory, mine
-from nclue.bench.params import JUDGES, BuildOptions
+from nclue.bench.params import CONDITIONS, JUDGES, BuildOptions
 from nclue.bench.validate import validate_release
 from nclue.bench.verify import control_scores, write_sums
+from nclue.corpus.info import extraction_gate
 from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 from nclue.io import (
@@ -38,7 +45,7 @@ from nclue.io import (
     write_jsonl,
 )
 from nclue.query import render_forms
-from nclue.release import BEIR_QRELS, CORPUS_FILE, QRELS_FILE, QUERIES_FILE, Release
+from nclue.release import BEIR_QRELS, CORPUS_FILE, PARAPHRASES_FILE, QRELS_FILE, QUERIES_FILE, Release
 from nclue.types import CorpusDoc, Judgment, Query
 
 RELEASE_FILES = (CORPUS_FILE, QUERIES_FILE, QRELS_FILE, "inventory.jsonl", "MANIFEST.json", "README.md", "SHA256SUMS")
@@ -76,13 +83,62 @@ def _make_gate(options: BuildOptions, inventory: Inventory, store: PageStore, ou
     raise NclueError(f"unknown judge {options.judge!r}; choose one of {', '.join(JUDGES)}")
 
 
+def apply_gate(collection: str | Path, store: PageStore, options: BuildOptions) -> tuple[PageStore, dict[str, Any]]:
+    """The page store restricted to the sources that pass the gate (or are allowed), and the gate record.
+
+    The record holds the gate's ``threshold``, ``min_chars`` and per-source rows, each with
+    ``included`` and ``reason`` (``passed``, ``allowed by --allow-ungated`` or
+    ``below the gate``), plus the sorted ``excluded`` and ``allowed_ungated`` source lists.
+    """
+    gate = extraction_gate(store, options.gate_threshold, options.gate_min_chars)
+    known = {row["source"] for row in gate["sources"]}
+    unknown = sorted(set(options.allow_ungated) - known)
+    if unknown:
+        raise NclueError(
+            f"{collection}: --allow-ungated names {', '.join(unknown)}, not a source of this collection "
+            f"(sources: {', '.join(sorted(known))})"
+        )
+    allowed = sorted(set(options.allow_ungated))
+    excluded: list[str] = []
+    rows = []
+    for row in gate["sources"]:
+        if row["passed"]:
+            reason = "passed"
+        elif row["source"] in allowed:
+            reason = "allowed by --allow-ungated"
+        else:
+            reason = "below the gate"
+            excluded.append(row["source"])
+        rows.append({**row, "included": reason != "below the gate", "reason": reason})
+    record = {
+        "threshold": gate["threshold"],
+        "min_chars": gate["min_chars"],
+        "sources": rows,
+        "excluded": excluded,
+        "allowed_ungated": allowed,
+    }
+    kept_docs = [r["source"] not in excluded for r in store.docs.select(["source"]).to_pylist()]
+    docs = store.docs.filter(kept_docs)
+    ok_ids = {r["doc_id"] for r, keep in zip(store.docs.select(["doc_id", "status"]).to_pylist(), kept_docs) if keep}
+    kept_pages = [d in ok_ids for d in store.pages.column("doc_id").to_pylist()]
+    gated = PageStore(root=store.root, docs=docs, pages=store.pages.filter(kept_pages))
+    if gated.n_pages == 0:
+        shares = ", ".join(f"{r['source']} {100 * r['usable_share']:.2f}%" for r in rows)
+        raise NclueError(
+            f"{collection}: no source passes the extraction gate (≥ {options.gate_threshold:.0%} of pages with "
+            f"≥ {options.gate_min_chars} non-space characters; {shares}); re-ingest with `--ocr force`, or build "
+            "anyway with --allow-ungated SOURCE (recorded in MANIFEST.json)"
+        )
+    return gated, record
+
+
 def _collection_id(store: PageStore) -> str:
     rows = sorted(store.doc_sha256.items())
     return sha256_bytes(dumps_canonical(rows).encode("utf-8"))
 
 
 def _clear(out: Path) -> None:
-    for name in (*RELEASE_FILES, str(BEIR_QRELS)):
+    for name in (*RELEASE_FILES, str(BEIR_QRELS), PARAPHRASES_FILE):
         (out / name).unlink(missing_ok=True)
     for path in sorted((out / "controls").glob("*.jsonl")) if (out / "controls").is_dir() else []:
         path.unlink()
@@ -94,6 +150,8 @@ def build(
     """Build a benchmark release from ``collection`` into ``out`` (see module docstring)."""
     if options.judge not in JUDGES:
         raise NclueError(f"unknown judge {options.judge!r}; choose one of {', '.join(JUDGES)}")
+    if options.conditions not in CONDITIONS:
+        raise NclueError(f"unknown conditions {options.conditions!r}; choose one of {', '.join(CONDITIONS)}")
     store = PageStore.open(collection)
     n_docs = len(store.doc_ids)
     if store.n_pages == 0 or n_docs == 0:
@@ -107,10 +165,20 @@ def build(
 
 def _build(collection: str | Path, store: PageStore, out_dir: Path, options: BuildOptions, tick: Tick) -> BuildSummary:
     """:func:`build` while holding the output folder's lock."""
+    full_docs, full_pages = len(store.doc_ids), int(store.n_pages)
+    store, gate_record = apply_gate(collection, store, options)
     n_docs = len(store.doc_ids)
 
     tick("mine", 0, n_docs)
-    inventory = mine(store, options.mine, lambda n: tick("mine", n, None))
+    conditions_record: dict[str, Any] = {"kind": "lexical"}
+    if options.conditions == "sections":
+        from nclue.bench.sections import mine_sections
+
+        inventory, conditions_record = mine_sections(
+            store, str(collection), options.sections, options.judge, lambda n: tick("mine", n, None)
+        )
+    else:
+        inventory = mine(store, options.mine, lambda n: tick("mine", n, None))
     n_cond = len(inventory.conditions)
     if n_cond < 2:
         raise NclueError(
@@ -125,7 +193,7 @@ def _build(collection: str | Path, store: PageStore, out_dir: Path, options: Bui
             "(each needs ≥1 gold, ≥1 subset, ≤ --max-golds golds, no single-page-solvable document); "
             "relax --max-golds or --min-df, or add documents"
         )
-    gate, gate_info = _make_gate(options, inventory, store, out_dir)
+    gate, gate_info = _make_gate(options, inventory, store, out_dir) if options.conditions == "lexical" else (None, {})
     tick("select", 0, len(items))
     if gate is not None and hasattr(gate, "prefetch"):
         chosen, drops = select_gated(
@@ -164,8 +232,16 @@ def _build(collection: str | Path, store: PageStore, out_dir: Path, options: Bui
         "seed": options.compose.seed,
         "judge": options.judge,
         "judge_settings": gate_info,
+        "conditions": conditions_record,
         "parameters": {"mine": asdict(options.mine), "compose": asdict(options.compose)},
-        "collection": {"documents": n_docs, "pages": int(store.n_pages), "sha256_of_doc_hashes": _collection_id(store)},
+        "collection": {
+            "documents": n_docs,
+            "pages": int(store.n_pages),
+            "sha256_of_doc_hashes": _collection_id(store),
+            "documents_before_gate": full_docs,
+            "pages_before_gate": full_pages,
+        },
+        "gate": _gate_with_counts(gate_record, store, queries, qrels),
         "counts": {
             **validation.counts,
             "documents": n_docs,
@@ -179,10 +255,43 @@ def _build(collection: str | Path, store: PageStore, out_dir: Path, options: Bui
         "validation": {"ok": validation.ok, "errors": validation.errors},
     }
     write_json(out_dir / "MANIFEST.json", manifest)
-    examples = _examples(queries, qrels, options.compose.seed)
-    atomic_write_text(out_dir / "README.md", render_card(manifest, validation.tables, examples))
+    card_examples = examples(queries, qrels, options.compose.seed)
+    card = render_card(manifest, validation.tables, card_examples)
+    if options.conditions == "sections":
+        from nclue.bench.sections import card_section
+
+        card = card_section(card, conditions_record)
+    atomic_write_text(out_dir / "README.md", card)
     write_sums(out_dir)
     return BuildSummary(out=out_dir, manifest=manifest, problems=list(validation.errors))
+
+
+def query_sources(qrels: list[Judgment] | tuple[Judgment, ...], source_of: dict[str, str]) -> dict[str, str]:
+    """``qid`` → the source of its gold documents, or ``mixed`` when its golds come from several."""
+    golds: dict[str, set[str]] = {}
+    for row in qrels:
+        if row.label == "gold":
+            golds.setdefault(row.qid, set()).add(source_of.get(row.doc_id, "unknown"))
+    return {qid: next(iter(s)) if len(s) == 1 else "mixed" for qid, s in golds.items()}
+
+
+def _gate_with_counts(
+    record: dict[str, Any], store: PageStore, queries: list[Query], qrels: list[Judgment]
+) -> dict[str, Any]:
+    """The gate record plus, per source, the documents in the release and the queries whose golds it holds."""
+    source_of = dict(zip(store.docs.column("doc_id").to_pylist(), store.docs.column("source").to_pylist()))
+    by_query = query_sources(qrels, source_of)
+    counts = {s: sum(1 for q in queries if by_query.get(q.qid) == s) for s in {*by_query.values()}}
+    in_release = {s: sum(1 for d in store.doc_ids.tolist() if source_of[d] == s) for s in set(source_of.values())}
+    rows = [
+        {
+            **row,
+            "documents_in_release": in_release.get(row["source"], 0) if row["included"] else 0,
+            "queries": counts.get(row["source"], 0),
+        }
+        for row in record["sources"]
+    ]
+    return {**record, "sources": rows, "mixed_source_queries": counts.get("mixed", 0)}
 
 
 def _rows(inventory: Inventory, chosen: list[Item], qids: list[str]) -> tuple[list[Query], list[Judgment]]:
@@ -231,7 +340,7 @@ def _inventory_rows(inventory: Inventory) -> list[dict[str, Any]]:
     return rows
 
 
-def _examples(queries: list[Query], qrels: list[Judgment], seed: int, k: int = 10) -> list[dict[str, Any]]:
+def examples(queries: list[Query], qrels: list[Judgment], seed: int, k: int = 10) -> list[dict[str, Any]]:
     """``k`` seeded example queries, each with its first gold and its highest-grade subset."""
     by_q: dict[str, list[Judgment]] = {}
     for row in qrels:

@@ -3,7 +3,9 @@
 ``SHA256SUMS`` lists ``"<sha256>  <path>"`` for every other file of the release, sorted by
 path; :func:`write_sums` writes it and :func:`check_sums` re-checks it. Nothing time- or
 machine-dependent is written into a release, so two builds with the same inputs and seed
-have identical ``SHA256SUMS``. :func:`verify` re-derives every label
+have identical ``SHA256SUMS``. :func:`check_gate` checks that no document of a source the
+extraction gate excluded (``MANIFEST.json`` ``gate``) is in ``corpus.jsonl`` or the qrels.
+:func:`verify` re-derives every label
 (:mod:`nclue.bench.validate`) and scores the privileged controls with the scorer
 (:mod:`nclue.scoring`): ``oracle.surface_and`` must score 100 and
 ``oracle.single_page_and`` 0 (``docs/construction.md#controls``).
@@ -11,6 +13,7 @@ have identical ``SHA256SUMS``. :func:`verify` re-derives every label
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from nclue.bench.validate import Validation, validate_release
@@ -55,6 +58,34 @@ def check_sums(root: Path) -> list[str]:
     return problems
 
 
+def check_gate(root: Path, release: Release) -> list[str]:
+    """Problems with the extraction gate recorded in ``MANIFEST.json`` (``docs/construction.md#extraction-gate``).
+
+    The gate must be recorded; every ``corpus.jsonl`` document must come from an included
+    source, and no judged document from an excluded one.
+    """
+    path = root / "MANIFEST.json"
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return [f"{path}: missing or not JSON; rebuild the release with `nclue build`"]
+    gate = manifest.get("gate") if isinstance(manifest, dict) else None
+    if not isinstance(gate, dict) or not isinstance(gate.get("sources"), list):
+        return [f"{path}: no extraction gate recorded; rebuild the release with this nclue (`nclue build`)"]
+    included = {row["source"] for row in gate["sources"] if row.get("included")}
+    excluded = set(gate.get("excluded", []))
+    problems = [
+        f"corpus.jsonl: {doc.doc_id} comes from source {doc.source!r}, which the gate excluded"
+        for doc in release.corpus
+        if doc.source is not None and (doc.source in excluded or doc.source not in included)
+    ]
+    source_of = {d.doc_id: d.source for d in release.corpus}
+    bad = sorted({j.doc_id for j in release.judgments if source_of.get(j.doc_id) in excluded})
+    if bad:
+        problems.append(f"qrels.jsonl: {len(bad)} judged document(s) from excluded sources (e.g. {bad[0]})")
+    return problems
+
+
 def control_scores(root: Path, release: Release | None = None) -> dict[str, dict[str, float]]:
     """n-Clue@10 and Gold Hit@10 of every run under ``controls/``, scored by :mod:`nclue.scoring`."""
     from nclue.scoring import Benchmark, load_run, score_runs, summarise
@@ -83,7 +114,7 @@ def verify(root: str | Path) -> tuple[list[str], Validation, dict[str, dict[str,
     except NclueError as exc:
         return problems + [str(exc)], Validation(errors=[str(exc)]), {}
     validation = validate_release(base, release)
-    problems += validation.errors
+    problems += validation.errors + check_gate(base, release)
     scores = control_scores(base, release)
     surface, single = scores.get("oracle.surface_and"), scores.get("oracle.single_page_and")
     if surface is not None and surface["nclue@10"] != 100.0:

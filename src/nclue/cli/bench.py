@@ -10,9 +10,18 @@ import typer
 from nclue.bench.params import BuildOptions, ComposeParams, MineParams
 from nclue.errors import NclueError
 
-bench_app = typer.Typer(help="Benchmark releases.\n\nExample: nclue bench verify ./bench", no_args_is_help=True)
+bench_app = typer.Typer(
+    help="Benchmark releases: verify, paraphrase.\n\nExample: nclue bench verify ./bench", no_args_is_help=True
+)
 
 _BUILD, _MINE, _COMPOSE = BuildOptions(), MineParams(), ComposeParams()
+
+
+class Conditions(str, Enum):
+    """What a condition is (``docs/structure.md#section-concepts``)."""
+
+    lexical = "lexical"
+    sections = "sections"
 
 
 class Judge(str, Enum):
@@ -29,6 +38,11 @@ def build(
     queries: int = typer.Option(_COMPOSE.n_queries, "--queries", min=1, help="Number of queries to select (at most)."),
     seed: int = typer.Option(_COMPOSE.seed, "--seed", help="Seed for candidate generation and selection."),
     judge: Judge = typer.Option(Judge(_BUILD.judge), "--judge", help="offline | embedding | llm."),
+    conditions: Conditions = typer.Option(
+        Conditions(_BUILD.conditions),
+        "--conditions",
+        help="lexical (mined n-grams) | sections (heading concepts with aliases; needs `nclue structure`).",
+    ),
     min_df: int = typer.Option(_MINE.min_df, "--min-df", min=1, help="Minimum documents establishing a condition."),
     max_df_frac: float = typer.Option(
         _MINE.max_df_frac,
@@ -47,12 +61,31 @@ def build(
     embed_threshold: float = typer.Option(
         _BUILD.embed_threshold, "--embed-threshold", min=-1.0, max=1.0, help="Cosine floor of the embedding gate."
     ),
+    gate_threshold: float = typer.Option(
+        _BUILD.gate_threshold,
+        "--gate-threshold",
+        min=0.0,
+        max=1.0,
+        help="Extraction gate: share of usable pages a source needs to enter the release.",
+    ),
+    gate_min_chars: int = typer.Option(
+        _BUILD.gate_min_chars, "--gate-min-chars", min=0, help="Non-space characters that make a page usable."
+    ),
+    allow_ungated: list[str] = typer.Option(
+        [], "--allow-ungated", help="Include this source although it fails the gate (repeatable; recorded)."
+    ),
     llm_url: str = typer.Option(None, "--llm-url", help="OpenAI-compatible base URL (or NCLUE_LLM_URL)."),
     llm_model: str = typer.Option(None, "--llm-model", help="Model name (or NCLUE_LLM_MODEL)."),
     llm_key: str = typer.Option(None, "--llm-key", help="API key (or NCLUE_LLM_KEY)."),
     llm_cache: Path = typer.Option(None, "--llm-cache", help="Response cache (default OUT/judge/llm_cache.jsonl)."),
 ) -> None:
     """Build an n-Clue benchmark release from a collection.
+
+    Sources whose pages fail the extraction gate are left out (queries, documents, qrels);
+    --allow-ungated SOURCE keeps one in and records it in MANIFEST.json and the dataset card.
+
+    --conditions sections builds semantic conditions (section concepts clustered from the
+    headings that `nclue structure COLL` extracted) instead of lexical n-grams.
 
     Example: nclue build ./coll -o ./bench --queries 1000 --seed 11 --judge embedding
     """
@@ -66,6 +99,7 @@ def build(
     options = replace(
         _BUILD,
         judge=judge.value,
+        conditions=conditions.value,
         mine=replace(_MINE, min_df=min_df, max_df_frac=max_df_frac),
         compose=replace(
             _COMPOSE,
@@ -76,6 +110,9 @@ def build(
             max_gold_reuse=max_gold_reuse,
         ),
         embed_threshold=embed_threshold,
+        gate_threshold=gate_threshold,
+        gate_min_chars=gate_min_chars,
+        allow_ungated=tuple(allow_ungated),
         llm_url=llm_url,
         llm_model=llm_model,
         llm_key=llm_key,
@@ -103,6 +140,15 @@ def build(
         markup=False,
         highlight=False,
     )
+    gate = summary.manifest["gate"]
+    for row in gate["sources"]:
+        if not row["included"] or row["reason"] != "passed":
+            console.print(
+                f"  gate: {row['source']} {100 * row['usable_share']:.2f}% usable → "
+                + ("excluded" if not row["included"] else "included (--allow-ungated)"),
+                markup=False,
+                highlight=False,
+            )
     for name, score in summary.manifest["controls"].items():
         console.print(f"  control {name}: n-Clue@10 {score['nclue@10']:.1f}", markup=False, highlight=False)
     if summary.problems:
@@ -134,7 +180,52 @@ def verify(directory: Path = typer.Argument(..., help="Release directory written
     )
 
 
+def paraphrase(
+    directory: Path = typer.Argument(..., help="Release directory written by `nclue build`."),
+    endpoint: str = typer.Option(None, "--endpoint", help="OpenAI-compatible base URL (or NCLUE_LLM_URL)."),
+    model: str = typer.Option(None, "--model", help="Model name (or NCLUE_LLM_MODEL)."),
+    key: str = typer.Option(None, "--key", help="API key (or NCLUE_LLM_KEY)."),
+    attempts: int = typer.Option(3, "--attempts", min=1, max=10, help="Tries per query when a reply is rejected."),
+    cache: Path = typer.Option(None, "--cache", help="Reply cache (default DIR/judge/paraphrase_cache.jsonl)."),
+) -> None:
+    """Fill the release's frozen paraphrase cache (the `paraphrase` query form) through a chat endpoint.
+
+    Every reply is frozen, so a rerun reads the cache and calls nothing; the texts go to
+    DIR/paraphrases.jsonl (hashed in SHA256SUMS) and `nclue run --form paraphrase` reads them.
+
+    Example: nclue bench paraphrase ./bench --endpoint http://localhost:8000/v1 --model my-model
+    """
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from nclue.bench.llm import LLMConfig
+    from nclue.bench.paraphrase import fill_paraphrases
+    from nclue.release import Release
+
+    config = LLMConfig.from_env(endpoint, model, key)
+    total = len(Release.open(directory, with_qrels=False).queries)
+    console = Console(stderr=True)
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("paraphrase", total=total)
+        summary = fill_paraphrases(directory, config, attempts, cache, tick=lambda: progress.advance(task))
+    console.print(
+        f"{summary.accepted} of {total} queries paraphrased ({summary.fresh} replies from {config.url or 'the endpoint'}, "
+        f"{summary.cached} from the cache, {summary.rejected_replies} rejected); written to "
+        f"{directory / 'paraphrases.jsonl'}",
+        markup=False,
+        highlight=False,
+    )
+    if summary.missing:
+        raise NclueError(
+            f"{directory}: {len(summary.missing)} queries have no paraphrase after {attempts} attempts "
+            f"(e.g. {summary.missing[0]}); `--form paraphrase` needs every query — rerun with more --attempts "
+            "or another --model",
+            exit_code=1,
+        )
+
+
 bench_app.command("verify")(verify)
+bench_app.command("paraphrase")(paraphrase)
 
 
 def register(app: typer.Typer) -> None:

@@ -33,7 +33,9 @@ class InfoFormat(str, Enum):
 
 
 def fetch(
-    recipe: str = typer.Argument(..., help="Recipe name: debian-docs (any name when --packages is given)."),
+    recipe: str = typer.Argument(
+        ..., help="Recipe name: debian-docs or debian-docs-shift (any name when --packages is given)."
+    ),
     dest: Path = typer.Argument(..., help="Folder to fill with PDFs (created; cached on reruns)."),
     packages: str = typer.Option(None, "--packages", help="Comma-separated Debian packages instead of the recipe's."),
     mirror: str = typer.Option(None, "--mirror", help="Debian mirror URL; default: apt-get download."),
@@ -42,6 +44,7 @@ def fetch(
     """Download a recipe's Debian packages and extract their PDFs into DEST.
 
     debian-docs = texlive-science-doc, texlive-humanities-doc, r-doc-pdf (487 PDFs).
+    debian-docs-shift = eight other documentation packages, one source each (131 PDFs; SourceShift).
     A second call finds everything cached and does no network work.
 
     Example: nclue corpus fetch debian-docs ./pdfs

@@ -1,4 +1,4 @@
-"""``nclue report`` (paper-style tables and plots) and ``nclue reproduce --verify``."""
+"""``nclue report`` (paper-style tables, studies, plots, HTML) and ``nclue reproduce --verify``."""
 
 from __future__ import annotations
 
@@ -9,45 +9,88 @@ import typer
 from nclue.errors import NclueError
 from nclue.types import DEFAULT_SEED
 
+_TOLERANCES = {"points": 0.05, "p": 0.001, "rho": 0.001}
+
 
 def report(
     bench: Path = typer.Argument(..., help="Benchmark release directory (queries.jsonl, qrels.jsonl)."),
     run_dir: Path = typer.Argument(..., help="Run directory written by `nclue run --matrix`."),
     out: Path = typer.Option(..., "-o", "--out", help="Report directory to write."),
+    collection: Path | None = typer.Option(
+        None,
+        "--collection",
+        help="Collection the runs searched: runs the condition-masking study (Table S5a) into RUN_DIR/masking "
+        "and renders the label figure from the PDFs.",
+    ),
+    shift: tuple[Path, Path] | None = typer.Option(
+        None, "--shift", help="SourceShift release and run directory (Tables S3–S4, S1i's second column)."
+    ),
     bootstrap: int = typer.Option(1000, "--bootstrap", min=1, max=100_000, help="Exact-family bootstrap replicates."),
     draws: int = typer.Option(10000, "--draws", min=1, max=1_000_000, help="Randomization draws for the paired tests."),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of every random step."),
 ) -> None:
-    """Write the paper-style report: scorecard, controls, forms, contrasts, strata, plots.
+    """Write the paper-style report: scorecard, controls, forms, contrasts, strata, studies, plots, index.html.
 
-    Example: nclue report bench/ runs/ -o report/
+    Example: nclue report bench/ runs/ -o report/ --collection coll/ --shift shift-bench/ shift-runs/
     """
-    from nclue.report.paper import compute_report, write_report
+    from rich.console import Console
 
-    data = compute_report(bench, run_dir, n_boot=bootstrap, n_draws=draws, seed=seed)
-    write_report(data, out, run_dir)
-    typer.echo(f"report written: {out / 'index.md'} (numbers frozen in {run_dir / 'frozen.json'})")
+    from nclue.report.paper import compute_report, read_run_manifest, write_report
+
+    console = Console(stderr=True)
+    if collection is not None:
+        from nclue.report.masking import run_masking, systems_to_mask
+
+        manifest = read_run_manifest(run_dir)
+        form = manifest["spec"].get("form", "clean_v2")
+        fair = [n for n, m in manifest["runs"].items() if m.get("form", form) == form]
+        produced = run_masking(
+            bench,
+            collection,
+            run_dir,
+            systems_to_mask(fair),
+            form,
+            progress=True,
+            tick=lambda name: console.print(f"masking: {name}", markup=False, highlight=False),
+        )
+        console.print(f"masking: {len(produced)} masked run(s) written to {run_dir / 'masking'}", markup=False)
+    data = compute_report(bench, run_dir, n_boot=bootstrap, n_draws=draws, seed=seed, shift=shift)
+    write_report(data, out, run_dir, collection)
+    typer.echo(
+        f"report written: {out / 'index.html'} and {out / 'index.md'} (numbers frozen in {run_dir / 'frozen.json'})"
+    )
+    for line in data.skipped():
+        console.print(f"not computed: {line}", markup=False, highlight=False)
 
 
 def reproduce(
     bench: Path = typer.Argument(..., help="Benchmark release directory."),
     run_dir: Path = typer.Argument(..., help="Run directory holding frozen.json from `nclue report`."),
     verify_flag: bool = typer.Option(False, "--verify", help="Check every file hash and every table cell."),
-    tolerance: float = typer.Option(0.05, "--tolerance", min=0.0, help="Allowed drift of an aggregate, in points."),
+    tolerance: float = typer.Option(
+        _TOLERANCES["points"], "--tolerance", min=0.0, help="Allowed drift of a percentage-point value."
+    ),
+    p_tolerance: float = typer.Option(_TOLERANCES["p"], "--p-tolerance", min=0.0, help="Allowed drift of a p-value."),
+    rho_tolerance: float = typer.Option(
+        _TOLERANCES["rho"], "--rho-tolerance", min=0.0, help="Allowed drift of ρ, an AUC, a share or a coefficient."
+    ),
     out: Path | None = typer.Option(None, "-o", "--out", help="Also write the recomputed report here."),
 ) -> None:
     """Recompute every table from the frozen runs and qrels; with --verify fail on any drift.
+
+    Counts must match exactly; every file the release lists (SHA256SUMS) and every run file must keep its hash.
 
     Example: nclue reproduce bench/ runs/ --verify
     """
     from rich.console import Console
 
     from nclue.report.paper import write_report
-    from nclue.report.reproduce import verify
+    from nclue.report.reproduce import Tolerances, verify
 
     if not verify_flag and out is None:
         raise NclueError("nothing to do: pass --verify to check the frozen report, or -o DIR to rewrite it")
-    result = verify(bench, run_dir, tolerance)
+    limits = Tolerances(points=tolerance, p=p_tolerance, rho=rho_tolerance)
+    result = verify(bench, run_dir, limits)
     console = Console()
     if out is not None and result.recomputed is not None:
         write_report(result.recomputed, out, None)
@@ -55,12 +98,14 @@ def reproduce(
         console.print(f"✗ {line}", style="red", markup=False, highlight=False)
     if verify_flag and not result.ok:
         raise NclueError(
-            f"reproduce failed: {len(result.hash_failures)} file hash(es) and {len(result.cell_failures)} "
+            f"reproduce failed: {len(result.hash_failures)} file problem(s) and {len(result.cell_failures)} "
             f"of {result.cells_checked} cells differ",
             exit_code=1,
         )
     console.print(
-        f"✓ reproduced: {result.cells_checked} cells within {tolerance} points; every input hash matches",
+        f"✓ reproduced: {result.cells_checked} cells (points within {limits.points}, p-values within {limits.p}, "
+        f"ρ/AUC/coefficients within {limits.rho}, counts exact); {result.files_checked} input files keep their "
+        "SHA-256 and the release's SHA256SUMS holds",
         style="green",
         markup=False,
         highlight=False,

@@ -1,7 +1,12 @@
 """Corpus recipes: bring a folder of real PDFs from Debian documentation packages.
 
 ``fetch_recipe("debian-docs", DEST)`` downloads ``texlive-science-doc``,
-``texlive-humanities-doc`` and ``r-doc-pdf`` (``apt-get download`` where apt exists,
+``texlive-humanities-doc`` and ``r-doc-pdf``; ``debian-docs-shift`` (the SourceShift corpus,
+``docs/report.md#sourceshift``) eight other documentation packages that ship PDFs, each
+package one *source* of the per-source extraction gate: ``texlive-metapost-doc``,
+``pari-doc``, ``octave-doc``, ``asymptote-doc``, ``auto-multiple-choice-doc-pdf``,
+``yacas-doc``, ``gnuplot-doc`` and ``texlive-fonts-recommended-doc`` (bookworm: 131 PDFs,
+127 distinct, 5,494 pages; 68 MB of packages). Downloads use ``apt-get download`` where apt exists,
 otherwise the ``.deb`` named by a mirror's ``Packages`` index), extracts only their PDFs
 (symlinks dereferenced, see :mod:`nclue.corpus.deb`) to ``DEST/<package>/<path>`` and
 records, per PDF, its relative path, SHA-256, size, source package and URL (the
@@ -40,6 +45,16 @@ from nclue.io import atomic_write_bytes, atomic_write_text, dumps_canonical, sha
 
 RECIPES: dict[str, tuple[str, ...]] = {
     "debian-docs": ("texlive-science-doc", "texlive-humanities-doc", "r-doc-pdf"),
+    "debian-docs-shift": (
+        "texlive-metapost-doc",
+        "pari-doc",
+        "octave-doc",
+        "asymptote-doc",
+        "auto-multiple-choice-doc-pdf",
+        "yacas-doc",
+        "gnuplot-doc",
+        "texlive-fonts-recommended-doc",
+    ),
 }
 STATE_DIR = ".nclue"
 MANIFEST = "fetch-manifest.jsonl"

@@ -149,7 +149,9 @@ def _extract_task(path: str, sha: str, ocr: str) -> tuple[str, DocText]:
         return sha, DocText(status="error", error=f"{type(exc).__name__}: {exc}")
 
 
-def _run_extraction(todo: list[SourceFile], ocr: str, engine: Engine, on_result: Callable[[str, DocText], None]) -> None:
+def _run_extraction(
+    todo: list[SourceFile], ocr: str, engine: Engine, on_result: Callable[[str, DocText], None]
+) -> None:
     """Extract ``todo`` (largest file first) on ``engine``; hand each result to ``on_result`` as it completes."""
     ordered = sorted(todo, key=lambda f: (-f.n_bytes, f.doc_id))
     for _, result in engine.imap(_extract_task, ((str(item.abspath), item.sha256, ocr) for item in ordered)):

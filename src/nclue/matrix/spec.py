@@ -91,18 +91,20 @@ class MatrixSpec:
         return [r.name for r in self.runs]
 
 
-def default_matrix_path() -> Path:
-    """Path of the shipped default matrix (``nclue/matrix/default.toml``)."""
-    return Path(str(resources.files("nclue.matrix") / "default.toml"))
+def default_matrix_path(name: str = "default") -> Path:
+    """Path of a shipped matrix: ``default`` (``nclue/matrix/default.toml``) or ``shift`` (SourceShift)."""
+    return Path(str(resources.files("nclue.matrix") / f"{name}.toml"))
 
 
 def load_matrix(path: str | Path | None = None) -> MatrixSpec:
-    """Parse and validate a matrix TOML; ``None`` loads the shipped default.
+    """Parse and validate a matrix TOML; ``None`` loads the shipped default, a bare name (``shift``) a shipped one.
 
     Raises :class:`NclueError` naming the file and the offending entry for unknown keys,
     blocks, forms, duplicate runs, or contrasts that name runs not in the matrix.
     """
     p = Path(path) if path is not None else default_matrix_path()
+    if not p.is_file() and path is not None and p.suffix == "" and default_matrix_path(p.name).is_file():
+        p = default_matrix_path(p.name)
     if not p.is_file():
         raise NclueError(f"{p}: matrix spec not found")
     raw = p.read_bytes()

@@ -1,23 +1,31 @@
 """The paper-style report of a matrix run, as a typed :class:`PaperReport`.
 
 :func:`compute_report` turns a benchmark and a run directory into a :class:`PaperReport`;
-:func:`write_report` renders it as Markdown, LaTeX, JSON and plots with an ``index.md``, and
-freezes its JSON form plus the SHA-256 of every input into ``RUN_DIR/frozen.json`` for
-``nclue reproduce --verify``. Every scorecard and contrast table is built by the same
-builders as ``nclue evaluate`` / ``nclue compare`` (:mod:`nclue.scoring.results`), so a
-statistic has the same row and column names everywhere.
+:func:`write_report` renders it as Markdown, LaTeX, JSON, plots, ``index.md`` and a
+self-contained ``index.html``, and freezes its JSON form plus the SHA-256 of every input
+into ``RUN_DIR/frozen.json`` for ``nclue reproduce --verify``. Every scorecard and contrast
+table is built by the same builders as ``nclue evaluate`` / ``nclue compare``
+(:mod:`nclue.scoring.results`), so a statistic has the same row and column names everywhere.
+The studies are described in ``docs/report.md``.
 
 Tables (the seed paper's numbering):
 
 * **S1** fair runs of the default query form ranked by n-Clue Score, with the exact-family
   95% bootstrap interval, Gold Hit, Gold-NDCG, graded NDCG and M/P/G (equal scores by name);
 * **S1d** privileged controls and baselines from ``BENCH/controls/`` — never ranked;
+* **S2a** the LLM paraphrase probe, from ``SYSTEM@paraphrase`` runs (:mod:`nclue.report.paraphrase`);
 * **S2b** n-Clue Score of each system on every query form it ran on;
 * **S1e** displayed contrasts: each block's best endpoint (by n-Clue Score) against its base,
   with the selection-aware p (blockwise max-|T| over every tried endpoint, Holm across blocks);
 * **S1f** common support ΔD and the unconditional Miss / Subset-first / Gold-first shares;
-* **S1g/S1h** shared-document sensitivity and the adversarial promotion bound of each contrast;
-* **S1j** task-factor strata (n, L_min, |D+|) as n-Clue Score / Gold Hit.
+* **S1g** document macro, crossed all-judged interval, leave-one-document range and
+  one-query-per-document interval of each contrast; **S1h** the adversarial promotion
+  bound; **S1i** the connected-component and crossed analyses of one headline contrast on
+  this benchmark and on SourceShift (:mod:`nclue.report.clustered`);
+* **S1j** task-factor strata (n, L_min, |D+|) as n-Clue Score / Gold Hit;
+* **S3/S4** SourceShift (:mod:`nclue.report.shift`), **S5a** condition masking
+  (:mod:`nclue.report.masking`), **S5b** difficulty diagnostics
+  (:mod:`nclue.report.difficulty`), **S6** the label example (:mod:`nclue.report.label`).
 
 Spearman's ρ between the metric orderings is computed over the fair runs of the default form
 only (controls and off-form runs would inflate it).
@@ -34,6 +42,12 @@ from pathlib import Path
 from nclue.errors import NclueError
 from nclue.io import atomic_write_text, json_safe, sha256_file, write_json
 from nclue.matrix.runner import MANIFEST
+from nclue.report.clustered import ClusteredRow, ComponentColumn, s1g_table, s1i_table
+from nclue.report.difficulty import DifficultyStudy
+from nclue.report.label import LabelExample
+from nclue.report.masking import MaskingStudy
+from nclue.report.paraphrase import PARAPHRASE, ProbeRow, probe_table
+from nclue.report.shift import ShiftStudy
 from nclue.scoring.results import (
     Contrast,
     Scorecard,
@@ -50,12 +64,16 @@ from nclue.types import DEFAULT_FORM, DEFAULT_SEED
 
 FROZEN = "frozen.json"
 CONTROL_DIR = "controls"
+SUMS = "SHA256SUMS"
+INVENTORY = "inventory.jsonl"
 FORM_ORDER = ("raw", "clean_v2", "natural", "paraphrase")
+HEADLINE_PAIR = ("bm25.and", "rrf(bm25.and, dense.joint(ptop3))")
+"""Table S1i's contrast (fusion − BM25, as in the seed) when both runs exist; else the first displayed contrast."""
 
 
 @dataclass(frozen=True)
 class PaperReport(Tabular):
-    """Every number of the paper-style report (pp unless a p-value, ρ or count)."""
+    """Every number of the paper-style report (pp unless a p-value, ρ, AUC, coefficient or count)."""
 
     k: int
     queries: int
@@ -72,11 +90,19 @@ class PaperReport(Tabular):
     query_forms: Mapping[str, Mapping[str, float]]
     contrasts: Mapping[str, Contrast]
     spearman: Mapping[str, Mapping[str, float | None]] | None
+    paraphrase: tuple[ProbeRow, ...] = ()
+    clustered: Mapping[str, ClusteredRow] | None = None
+    components: tuple[ComponentColumn, ...] = ()
+    shift: ShiftStudy | None = None
+    masking: MaskingStudy | None = None
+    difficulty: DifficultyStudy | None = None
+    label: LabelExample | None = None
+    shift_paths: Mapping[str, str] | None = None
 
     def sections(self) -> Iterator[tuple[str, str, Table]]:
         """``(file key, section title, table)`` for every table that has rows."""
         contrasts = list(self.contrasts.values())
-        candidates = (
+        candidates: list[tuple[str, str, Table]] = [
             (
                 "table_s1_scorecard",
                 "Scorecard (Table S1)",
@@ -100,20 +126,63 @@ class PaperReport(Tabular):
                     "(baseline.*); never ranked with fair systems.",
                 ),
             ),
+            ("table_s2a_paraphrase", "Paraphrase probe (Table S2a)", probe_table(self.paraphrase, self.default_form)),
             ("table_s2b_query_forms", "Query forms (Table S2b)", query_form_table(self.query_forms)),
             ("table_s1e_contrasts", "Displayed contrasts (Table S1e)", contrast_table(contrasts, self.draws)),
             ("table_s1f_common_support", "Common support (Table S1f)", support_table(contrasts)),
-            ("table_s1g_sensitivity", "Shared-document sensitivity (Table S1g)", sensitivity_table(contrasts)),
+        ]
+        if self.clustered is not None and contrasts:
+            candidates.append(
+                (
+                    "table_s1g_sensitivity",
+                    "Shared-document sensitivity (Table S1g)",
+                    s1g_table(contrasts, self.clustered, list(self.contrasts)),
+                )
+            )
+        candidates += [
             ("table_s1h_promotion", "Adversarial promotion bound (Table S1h)", promotion_table(contrasts)),
+            ("table_shared_documents", "Shared-document stress checks", sensitivity_table(contrasts)),
+        ]
+        if self.components:
+            candidates.append(("table_s1i_components", "Connected components (Table S1i)", s1i_table(self.components)))
+        candidates += [
             ("table_s1j_strata", "Task-factor strata (Table S1j)", strata_table(self.card, self.fair)),
             ("table_page_support", "Page evidence (Gold+Support)", page_support_table(self.card, self.fair)),
-        )
+        ]
+        for study in (self.shift, self.masking, self.difficulty, self.label):
+            if study is not None:
+                candidates += list(study.sections())
         for key, title, table in candidates:
             if table.rows:
                 yield key, title, table
 
     def tables(self) -> list[Table]:
         return [table for _, _, table in self.sections()]
+
+    def skipped(self) -> list[str]:
+        """One sentence per study that this report could not compute, with the command that produces it."""
+        out = []
+        if not self.paraphrase:
+            out.append(
+                "Table S2a (paraphrase probe): no `SYSTEM@paraphrase` runs. Fill the release's frozen cache with "
+                "`nclue bench paraphrase BENCH --endpoint URL --model MODEL` (any OpenAI-compatible endpoint), run "
+                "`nclue run BENCH COLL --form paraphrase -s 'dense.joint(max)' -s 'dense.joint(ptop3)' -o RUN_DIR` "
+                "(next to the raw-form runs), then `nclue report` again."
+            )
+        if self.masking is None:
+            out.append(
+                "Table S5a (condition masking): no masked runs; `nclue report BENCH RUN_DIR -o OUT --collection COLL` "
+                "writes them to RUN_DIR/masking first."
+            )
+        if self.shift is None:
+            out.append(
+                "Tables S3–S4 (SourceShift): no SourceShift benchmark given; build it with `nclue corpus fetch "
+                "debian-docs-shift PDFS`, `nclue ingest`, `nclue index`, `nclue build`, `nclue run --matrix shift` and "
+                "pass `--shift SHIFT_BENCH SHIFT_RUNS` (docs/report.md#sourceshift)."
+            )
+        if self.difficulty is None:
+            out.append("Table S5b (difficulty): the release has no inventory.jsonl (built by `nclue build`).")
+        return out
 
     def to_json(self) -> dict:
         runs = self.card.runs
@@ -127,13 +196,17 @@ class PaperReport(Tabular):
                 "draws": self.draws,
                 "default_form": self.default_form,
                 "inputs": dict(self.inputs),
+                "options": {"shift": dict(self.shift_paths) if self.shift_paths else None},
                 "scorecard": {
                     n: {"rank": i, "category": self.categories.get(n, "RET"), **runs[n].to_json()}
                     for i, n in enumerate(self.fair, start=1)
                 },
                 "controls": {n: runs[n].to_json() for n in self.controls},
                 "query_forms": self.query_forms,
+                "paraphrase": {r.system: r.to_json() for r in self.paraphrase},
                 "contrasts": {name: c.to_json() for name, c in self.contrasts.items()},
+                "clustered": {n: r.to_json() for n, r in (self.clustered or {}).items()},
+                "components": [c.to_json() for c in self.components],
                 "strata": {
                     factor: {
                         cell: {"queries": data["queries"], "runs": {n: data["runs"][n] for n in self.fair}}
@@ -142,6 +215,10 @@ class PaperReport(Tabular):
                     for factor, cells in (self.card.strata or {}).items()
                 },
                 "spearman": self.spearman,
+                "shift": self.shift.to_json() if self.shift else None,
+                "masking": self.masking.to_json() if self.masking else None,
+                "difficulty": self.difficulty.to_json() if self.difficulty else None,
+                "label": self.label.to_json() if self.label else None,
             }
         )
 
@@ -158,36 +235,70 @@ def query_form_table(query_forms: Mapping[str, Mapping[str, float]]) -> Table:
     )
 
 
-def _manifest(run_dir: Path) -> dict:
+def read_run_manifest(run_dir: Path) -> dict:
+    """The run directory's matrix manifest, plus any ``SYSTEM@paraphrase`` run files next to it.
+
+    Without ``matrix.json`` every ``*.jsonl`` is a run (``system@form`` names). Paraphrase runs
+    written by ``nclue run --form paraphrase`` are added as query-form runs of their system.
+    """
     path = run_dir / MANIFEST
     if path.is_file():
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            manifest = json.loads(path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise NclueError(f"{path}: damaged ({exc}); rerun `nclue run --matrix` to rewrite it") from None
-    runs = sorted(p.stem for p in run_dir.glob("*.jsonl"))
-    if not runs:
-        raise NclueError(f"{run_dir}: no runs (*.jsonl) and no {MANIFEST}; produce runs with `nclue run`")
-    return {
-        "spec": {"form": DEFAULT_FORM, "k": 10},
-        "contrasts": [],
-        "runs": {
-            r: {
-                "system": r.split("@")[0],
-                "form": r.split("@")[1] if "@" in r else DEFAULT_FORM,
-                "block": "standalone",
-                "category": "RET",
+    else:
+        runs = sorted(p.stem for p in run_dir.glob("*.jsonl"))
+        if not runs:
+            raise NclueError(f"{run_dir}: no runs (*.jsonl) and no {MANIFEST}; produce runs with `nclue run`")
+        manifest = {
+            "spec": {"form": DEFAULT_FORM, "k": 10},
+            "contrasts": [],
+            "runs": {
+                r: {
+                    "system": r.split("@")[0],
+                    "form": r.split("@")[1] if "@" in r else DEFAULT_FORM,
+                    "block": "standalone",
+                    "category": "RET",
+                }
+                for r in runs
+            },
+        }
+    systems = {m["system"] for m in manifest["runs"].values()}
+    for extra in sorted(run_dir.glob(f"*@{PARAPHRASE}.jsonl")):
+        system = extra.stem.rsplit("@", 1)[0]
+        if extra.stem not in manifest["runs"] and system in systems:
+            manifest["runs"][extra.stem] = {
+                "system": system,
+                "form": PARAPHRASE,
+                "block": "query-form",
+                "category": "QF",
             }
-            for r in runs
-        },
-    }
+    return manifest
+
+
+def release_file_hashes(bench_path: Path, release_hashes: Mapping[str, str]) -> dict[str, str]:
+    """SHA-256 of every file of the release: those ``SHA256SUMS`` lists and ``SHA256SUMS`` itself.
+
+    A release without ``SHA256SUMS`` (a BEIR folder) contributes the files that were read.
+    """
+    sums = bench_path / SUMS
+    out = {f"bench/{name}": digest for name, digest in release_hashes.items()}
+    if not sums.is_file():
+        return out
+    out[f"bench/{SUMS}"] = sha256_file(sums)
+    for line in sums.read_text(encoding="utf-8", errors="replace").splitlines():
+        _, _, rel = line.partition("  ")
+        if rel and (bench_path / rel).is_file():
+            out[f"bench/{rel}"] = sha256_file(bench_path / rel)
+    return out
 
 
 def input_hashes(
     release_hashes: Mapping[str, str], run_dir: Path, run_names: list[str], control_paths: list[Path]
 ) -> dict[str, str]:
     """SHA-256 of every file the report reads, keyed by a stable relative name."""
-    out = {f"bench/{name}": digest for name, digest in release_hashes.items()}
+    out = dict(release_hashes)
     for path in control_paths:
         out[f"bench/{CONTROL_DIR}/{path.name}"] = sha256_file(path)
     for name in run_names:
@@ -201,15 +312,26 @@ def compute_report(
     n_boot: int = 1000,
     n_draws: int = 10000,
     seed: int = DEFAULT_SEED,
+    shift: tuple[str | os.PathLike[str], str | os.PathLike[str]] | None = None,
 ) -> PaperReport:
-    """Every table's numbers from the frozen runs and qrels (deterministic for a seed)."""
+    """Every table's numbers from the frozen runs and qrels (deterministic for a seed).
+
+    ``shift`` names the SourceShift release and run directory (Tables S3–S4 and the second
+    column of S1i). Masked runs are read from ``RUN_DIR/masking`` when present.
+    """
     from nclue.release import Release
+    from nclue.report.clustered import clustered_rows, component_column
+    from nclue.report.difficulty import difficulty_study
+    from nclue.report.label import select_example
+    from nclue.report.masking import masking_study, systems_to_mask
+    from nclue.report.paraphrase import probe_rows
+    from nclue.report.shift import compute_shift
     from nclue.scoring import Benchmark, Block, compare_runs, load_run, score_runs, scorecard
     from nclue.scoring.summary import HEADLINE, metric_matrix
     from nclue.stats import spearman_matrix
 
     bench_path, runs_path = Path(bench_dir), Path(run_dir)
-    manifest = _manifest(runs_path)
+    manifest = read_run_manifest(runs_path)
     k = int(manifest["spec"].get("k", 10))
     default_form = manifest["spec"].get("form", DEFAULT_FORM)
     meta = manifest["runs"]
@@ -227,8 +349,11 @@ def compute_report(
 
     fair = card.ranked(n for n in names if meta[n].get("form", default_form) == default_form)
     forms_by_system: dict[str, dict[str, float]] = {}
+    run_by_form: dict[str, dict[str, str]] = {}
     for n in names:
-        forms_by_system.setdefault(meta[n]["system"], {})[meta[n].get("form", default_form)] = card[n].n_clue_score
+        form = meta[n].get("form", default_form)
+        forms_by_system.setdefault(meta[n]["system"], {})[form] = card[n].n_clue_score
+        run_by_form.setdefault(meta[n]["system"], {})[form] = n
     query_forms = {s: v for s, v in forms_by_system.items() if len(v) > 1}
 
     blocks = [Block(c["name"], c["base"], tuple(c["variants"])) for c in manifest.get("contrasts", [])]
@@ -261,6 +386,50 @@ def compute_report(
         if len(fair_rows) >= 2
         else None
     )
+    inputs = input_hashes(release_file_hashes(bench_path, release.hashes), runs_path, names, control_paths)
+
+    masking, masked_files = masking_study(
+        bench, scores, runs_path, {s: s for s in systems_to_mask(fair)}, n_boot, seed, release.hashes
+    )
+
+    for path in masked_files:
+        inputs[f"runs/{path.relative_to(runs_path).as_posix()}"] = sha256_file(path)
+    inventory = bench_path / INVENTORY
+    difficulty = difficulty_study(bench, scores, fair, inventory, n_boot, seed) if inventory.is_file() else None
+
+    pair = HEADLINE_PAIR if set(HEADLINE_PAIR) <= set(names) else None
+    if pair is None and contrasts:
+        first = next(iter(contrasts.values()))
+        pair = (first.base, first.variant)
+    components = []
+    if pair is not None:
+        components.append(component_column("development", bench, scores, *pair, n_boot, n_draws, seed))
+
+    shift_study, shift_paths = None, None
+    if shift is not None:
+        shift_bench, shift_runs = Path(shift[0]), Path(shift[1])
+        shift_manifest = read_run_manifest(shift_runs)
+        dev_deltas = {}
+        for c in shift_manifest.get("contrasts", []):
+            for v in c["variants"]:
+                if c["base"] in names and v in names:
+                    diff = (
+                        metric_matrix(scores, "n_clue_score")[scores.index(v)]
+                        - metric_matrix(scores, "n_clue_score")[scores.index(c["base"])]
+                    )
+                    dev_deltas[(c["base"], v)] = 100.0 * float(diff.mean())
+        shift_study = compute_shift(shift_bench, shift_runs, n_boot, n_draws, seed, dev_deltas)
+        shift_paths = {"bench": str(shift_bench), "runs": str(shift_runs)}
+        shift_release = Release.open(shift_bench, require_qrels=True)
+        for key, digest in release_file_hashes(shift_bench, shift_release.hashes).items():
+            inputs["shift-" + key] = digest
+        for name in shift_manifest["runs"]:
+            inputs[f"shift-runs/{name}.jsonl"] = sha256_file(shift_runs / f"{name}.jsonl")
+        if pair is not None and set(pair) <= set(shift_manifest["runs"]):
+            s_bench = Benchmark.from_release(shift_release)
+            s_scores = score_runs(s_bench, [load_run(shift_runs / f"{n}.jsonl", s_bench, name=n) for n in pair], k=k)
+            components.append(component_column("SourceShift", s_bench, s_scores, *pair, n_boot, n_draws, seed))
+
     return PaperReport(
         k=k,
         queries=card.queries,
@@ -269,7 +438,7 @@ def compute_report(
         bootstrap=n_boot,
         draws=n_draws,
         default_form=default_form,
-        inputs=input_hashes(release.hashes, runs_path, names, control_paths),
+        inputs=inputs,
         card=card,
         fair=tuple(fair),
         controls=tuple(c.name for c in controls),
@@ -277,19 +446,67 @@ def compute_report(
         query_forms=query_forms,
         contrasts=contrasts,
         spearman=spearman,
+        paraphrase=tuple(probe_rows(bench, scores, run_by_form, default_form, n_boot, n_draws, seed)),
+        clustered=clustered_rows(bench, scores, contrasts, n_boot, seed),
+        components=tuple(components),
+        shift=shift_study,
+        masking=masking,
+        difficulty=difficulty,
+        label=select_example(release, seed),
+        shift_paths=shift_paths,
     )
 
 
 def write_report(
-    report: PaperReport, out_dir: str | os.PathLike[str], freeze_dir: str | os.PathLike[str] | None
+    report: PaperReport,
+    out_dir: str | os.PathLike[str],
+    freeze_dir: str | os.PathLike[str] | None,
+    collection: str | os.PathLike[str] | None = None,
 ) -> list[Path]:
-    """Render ``report`` into ``out_dir`` (md, tex, json, png, pdf + index.md); freeze it in ``freeze_dir``."""
+    """Render ``report`` into ``out_dir`` (md, tex, json, png, pdf, index.md, index.html); freeze it in ``freeze_dir``.
+
+    With ``collection`` (the page store the runs searched, whose ``collection.json`` names
+    the PDF folder), the label figure is rendered from the real PDF pages.
+    """
     from nclue.report import plots
+    from nclue.report.html import write_html
+    from nclue.report.label import render_figure
     from nclue.tables import render
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
+    sections = list(report.sections())
+    for key, _, table in sections:
+        for fmt, ext in (("markdown", "md"), ("latex", "tex")):
+            path = out / f"{key}.{ext}"
+            atomic_write_text(path, render(table, fmt))
+            written.append(path)
+    figures: list[tuple[str, str]] = []
+    written += plots.scorecard_plot({n: report.card[n] for n in report.fair}, out / "scorecard")
+    figures.append(("scorecard.png", "Fair systems ranked by n-Clue Score@10 with exact-family 95% intervals."))
+    if report.contrasts:
+        written += plots.delta_plane_plot(report.contrasts, out / "delta_plane")
+        figures.append(("delta_plane.png", "Displayed contrasts in the ΔGold Hit × Δn-Clue Score plane."))
+    if report.shift is not None and report.shift.source_deltas:
+        written += plots.source_delta_plot(report.shift.source_deltas, out / "shift_sources")
+        figures.append(("shift_sources.png", "SourceShift: each contrast within each source, with 95% intervals."))
+    notes = report.skipped()
+    if report.label is not None:
+        if collection is not None:
+            try:
+                written += render_figure(report.label, collection, out)
+                figures.append(("label_figure.png", f"Evidence pages of {report.label.qid}: gold and grade-2 subset."))
+            except NclueError as exc:
+                notes.append(f"Label figure (Table S6) not rendered: {exc}")
+        else:
+            notes.append(
+                "Label figure (Table S6): give the collection, `nclue report BENCH RUN_DIR -o OUT --collection COLL`, "
+                "to render the evidence pages from the PDFs."
+            )
+    data = report.to_json()
+    write_json(out / "report.json", data)
+    written.append(out / "report.json")
     index = [
         "# nclue report",
         "",
@@ -297,11 +514,7 @@ def write_report(
         f"{report.bootstrap} family-bootstrap replicates, {report.draws} randomization draws, seed {report.seed}.",
         "",
     ]
-    for key, title, table in report.sections():
-        for fmt, ext in (("markdown", "md"), ("latex", "tex")):
-            path = out / f"{key}.{ext}"
-            atomic_write_text(path, render(table, fmt))
-            written.append(path)
+    for key, title, table in sections:
         index += [
             f"## {title}",
             "",
@@ -310,16 +523,14 @@ def write_report(
             f"[Markdown]({key}.md) · [LaTeX]({key}.tex)",
             "",
         ]
-    written += plots.scorecard_plot({n: report.card[n] for n in report.fair}, out / "scorecard")
-    index += ["## Plots", "", "![scorecard](scorecard.png)", ""]
-    if report.contrasts:
-        written += plots.delta_plane_plot(report.contrasts, out / "delta_plane")
-        index += ["![delta plane](delta_plane.png)", ""]
-    data = report.to_json()
-    write_json(out / "report.json", data)
-    written.append(out / "report.json")
+    if report.shift is not None and report.shift.reversals:
+        index += ["## Where SourceShift reverses a contrast", "", *(f"- {line}" for line in report.shift.reversals), ""]
+    index += ["## Figures", ""] + [f"![{caption}]({name})\n" for name, caption in figures]
+    if notes:
+        index += ["## Not computed here", "", *(f"- {line}" for line in notes), ""]
     atomic_write_text(out / "index.md", "\n".join(index) + "\n")
     written.append(out / "index.md")
+    written.append(write_html(report, sections, figures, notes, out))
     if freeze_dir is not None:
         write_json(Path(freeze_dir) / FROZEN, data)
     return written

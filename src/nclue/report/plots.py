@@ -22,7 +22,7 @@ from nclue.io import atomic_write_bytes  # noqa: E402
 from nclue.scoring.results import Contrast, RunSummary  # noqa: E402
 
 
-def _save(fig, stem: Path) -> list[Path]:  # noqa: ANN001 - matplotlib Figure
+def save_figure(fig, stem: Path) -> list[Path]:  # noqa: ANN001 - matplotlib Figure
     """Write ``stem.png`` (200 dpi) and ``stem.pdf`` atomically; close the figure."""
     paths = []
     for ext, kwargs in (("png", {"dpi": 200}), ("pdf", {})):
@@ -63,7 +63,7 @@ def scorecard_plot(
     ax.set_xlabel(label)
     ax.grid(axis="x", alpha=0.3)
     ax.set_xlim(left=0)
-    return _save(fig, Path(stem))
+    return save_figure(fig, Path(stem))
 
 
 def delta_plane_plot(
@@ -105,4 +105,36 @@ def delta_plane_plot(
     ax.set_ylabel("Δ n-Clue Score@10 (pp)")
     ax.legend(loc="lower right", fontsize=7, frameon=False)
     ax.grid(alpha=0.25)
-    return _save(fig, Path(stem))
+    return save_figure(fig, Path(stem))
+
+
+def source_delta_plot(rows: Sequence[Mapping[str, object]], stem: str | Path) -> list[Path]:
+    """Forest plot of per-source contrasts: one panel per contrast, Δ with its interval per source
+    (an open marker where a source has too few gold families for one), the pooled Δ as a dashed line; a
+    source whose Δ has the other sign is drawn in red."""
+    contrasts = list(dict.fromkeys(str(r["contrast"]) for r in rows))
+    fig, axes = plt.subplots(
+        len(contrasts),
+        1,
+        figsize=(6.4, 0.5 + sum(0.32 * sum(r["contrast"] == c for r in rows) + 0.5 for c in contrasts)),
+        squeeze=False,
+    )
+    for ax, contrast in zip(axes[:, 0], contrasts):
+        mine = [r for r in rows if r["contrast"] == contrast]
+        ys = list(range(len(mine)))[::-1]
+        for y, r in zip(ys, mine):
+            colour = "#b22222" if r["reverses"] else "#1f4e79"
+            delta = float(r["delta"])  # type: ignore[arg-type]
+            if r["ci"] is None:  # too few gold families: no interval, an open marker
+                ax.plot([delta], [y], "o", mfc="white", color=colour, markersize=4)
+                continue
+            lo, hi = r["ci"]  # type: ignore[misc]
+            ax.errorbar([delta], [y], xerr=[[delta - lo], [hi - delta]], fmt="o", color=colour, capsize=2, markersize=4)
+        ax.axvline(0, color="0.6", lw=0.8)
+        ax.axvline(float(mine[0]["pooled"]), color="0.3", lw=0.8, ls="--")  # type: ignore[arg-type]
+        ax.set_yticks(ys, [f"{r['source']} ({r['queries']})" for r in mine], fontsize=7)
+        ax.set_title(contrast, fontsize=8, loc="left")
+        ax.grid(axis="x", alpha=0.3)
+    axes[-1, 0].set_xlabel("Δ n-Clue Score@10 (pp), per source; dashed: pooled")
+    fig.tight_layout()
+    return save_figure(fig, Path(stem))

@@ -2,11 +2,18 @@
 
 Two checks, both naming exactly what failed:
 
-1. **Hashes** — every input recorded in ``RUN_DIR/frozen.json`` (queries, qrels, corpus,
-   control runs, every run file) must still have its SHA-256.
-2. **Aggregates** — every table is recomputed with the frozen seed, bootstrap and draw
-   counts; each numeric cell must be within ``tolerance`` percentage points (default 0.05)
-   of the frozen value, and every label cell (e.g. a block's displayed variant) must match.
+1. **Files** — every input recorded in ``RUN_DIR/frozen.json`` must still have its SHA-256:
+   every file the release lists in ``SHA256SUMS`` (queries, qrels, BEIR qrels, corpus,
+   inventory, ``MANIFEST.json``, controls, paraphrases, judge caches) and ``SHA256SUMS``
+   itself, every run file, the masked runs and, for SourceShift, its release and runs. The
+   release's ``SHA256SUMS`` is also re-checked as a whole (:func:`nclue.bench.verify.check_sums`:
+   changed, missing and unlisted files).
+2. **Cells** — every table is recomputed with the frozen seed, bootstrap and draw counts and
+   compared cell by cell with a tolerance per quantity (:class:`Tolerances`): integers
+   (counts, ranks, seeds) exactly; p-values (keys ``p`` or ``p_*``) within ``p``;
+   ρ, AUCs, regression coefficients, shares and other unit-scale statistics within ``rho``;
+   every other number is in percentage points, within ``points``; text and labels (a
+   block's displayed variant) must match.
 """
 
 from __future__ import annotations
@@ -22,17 +29,36 @@ from nclue.errors import NclueError
 from nclue.io import sha256_file
 from nclue.report.paper import FROZEN, PaperReport, compute_report
 
-# Structural counts that must match exactly, not within the tolerance.
-_EXACT = {"queries", "families", "common_n", "rank", "k", "seed", "bootstrap", "draws"}
+_UNIT_SCALE = {
+    "spearman",
+    "rho",
+    "auc",
+    "auc_without_length",
+    "beta",
+    "se",
+    "covariates",
+    "usable_share",
+    "metric_ordering",
+}
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """Allowed absolute drift per quantity: percentage points, p-values, unit-scale statistics."""
+
+    points: float = 0.05
+    p: float = 0.001
+    rho: float = 0.001
 
 
 @dataclass
 class Verification:
-    """Outcome of :func:`verify`: problems found (empty = reproduced) and cells checked."""
+    """Outcome of :func:`verify`: problems found (empty = reproduced) and what was checked."""
 
     hash_failures: list[str] = field(default_factory=list)
     cell_failures: list[str] = field(default_factory=list)
     cells_checked: int = 0
+    files_checked: int = 0
     recomputed: PaperReport | None = None
 
     @property
@@ -66,7 +92,16 @@ def _lookup(obj: Any, path: tuple[str, ...]) -> tuple[bool, Any]:
     return True, obj
 
 
-def compare_cells(frozen: dict, fresh: dict, tolerance: float) -> tuple[list[str], int]:
+def quantity(path: tuple[str, ...]) -> str:
+    """``p``, ``rho`` or ``points``: the tolerance class of a numeric cell, from its JSON path."""
+    if any(part == "p" or part.startswith("p_") for part in path):
+        return "p"
+    if any(part in _UNIT_SCALE for part in path):
+        return "rho"
+    return "points"
+
+
+def compare_cells(frozen: dict, fresh: dict, limits: Tolerances) -> tuple[list[str], int]:
     """Every leaf of ``frozen`` (except the input hashes) against ``fresh``; returns failures and count."""
     failures: list[str] = []
     checked = 0
@@ -76,23 +111,42 @@ def compare_cells(frozen: dict, fresh: dict, tolerance: float) -> tuple[list[str
         checked += 1
         if not found:
             failures.append(f"{cell}: missing from the recomputed tables (frozen {expected!r})")
-        elif isinstance(expected, bool) or not isinstance(expected, (int, float)) or expected is None:
+        elif isinstance(expected, bool) or not isinstance(expected, (int, float)):
             if actual != expected:
                 failures.append(f"{cell}: frozen {expected!r}, recomputed {actual!r}")
-        elif not isinstance(actual, (int, float)):
+        elif isinstance(actual, bool) or not isinstance(actual, (int, float)):
             failures.append(f"{cell}: frozen {expected!r}, recomputed {actual!r}")
-        elif path[-1] in _EXACT:
+        elif isinstance(expected, int):
             if actual != expected:
-                failures.append(f"{cell}: frozen {expected}, recomputed {actual}")
-        elif abs(float(actual) - float(expected)) > tolerance:
-            failures.append(
-                f"{cell}: frozen {expected:.4f}, recomputed {actual:.4f} (drift {actual - expected:+.4f} > {tolerance})"
-            )
+                failures.append(f"{cell}: frozen {expected}, recomputed {actual} (counts must match exactly)")
+        else:
+            kind = quantity(path)
+            limit = {"p": limits.p, "rho": limits.rho, "points": limits.points}[kind]
+            if abs(float(actual) - float(expected)) > limit:
+                unit = {"p": "p-value", "rho": "unit-scale", "points": "points"}[kind]
+                failures.append(
+                    f"{cell}: frozen {expected:.4f}, recomputed {actual:.4f} "
+                    f"(drift {actual - expected:+.4f} > {limit} {unit} tolerance)"
+                )
     return failures, checked
 
 
-def verify(bench_dir: str | os.PathLike[str], run_dir: str | os.PathLike[str], tolerance: float = 0.05) -> Verification:
+def _resolve(key: str, bench: Path, runs: Path, shift: dict | None) -> Path:
+    prefix, _, rest = key.partition("/")
+    roots = {"bench": bench, "runs": runs}
+    if shift:
+        roots.update({"shift-bench": Path(shift["bench"]), "shift-runs": Path(shift["runs"])})
+    if prefix not in roots:
+        raise NclueError(f"frozen input {key!r} has an unknown root; rerun `nclue report` to freeze it again")
+    return roots[prefix] / rest
+
+
+def verify(
+    bench_dir: str | os.PathLike[str], run_dir: str | os.PathLike[str], limits: Tolerances = Tolerances()
+) -> Verification:
     """Check the frozen report of ``run_dir`` against its inputs and a full recomputation."""
+    from nclue.bench.verify import check_sums
+
     bench_path, runs_path = Path(bench_dir), Path(run_dir)
     frozen_path = runs_path / FROZEN
     if not frozen_path.is_file():
@@ -102,20 +156,30 @@ def verify(bench_dir: str | os.PathLike[str], run_dir: str | os.PathLike[str], t
     try:
         frozen = json.loads(frozen_path.read_text(encoding="utf-8"))
         inputs = dict(frozen["inputs"])
-    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
+        shift = (frozen.get("options") or {}).get("shift")
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise NclueError(f"{frozen_path}: damaged ({exc}); rerun `nclue report` to freeze the numbers again") from None
     result = Verification()
     for key, expected in sorted(inputs.items()):
-        file = bench_path / key[len("bench/") :] if key.startswith("bench/") else runs_path / key[len("runs/") :]
+        file = _resolve(key, bench_path, runs_path, shift)
+        result.files_checked += 1
         if not file.is_file():
             result.hash_failures.append(f"{key}: file missing ({file})")
         elif sha256_file(file) != expected:
             result.hash_failures.append(
                 f"{key}: SHA-256 changed (frozen {expected[:12]}…, now {sha256_file(file)[:12]}…)"
             )
+    for root, label in [(bench_path, "bench")] + ([(Path(shift["bench"]), "shift-bench")] if shift else []):
+        if (root / "SHA256SUMS").is_file():
+            result.hash_failures += [f"{label}/{line}" for line in check_sums(root)]
     fresh = compute_report(
-        bench_path, runs_path, n_boot=frozen["bootstrap"], n_draws=frozen["draws"], seed=frozen["seed"]
+        bench_path,
+        runs_path,
+        n_boot=frozen["bootstrap"],
+        n_draws=frozen["draws"],
+        seed=frozen["seed"],
+        shift=(shift["bench"], shift["runs"]) if shift else None,
     )
     result.recomputed = fresh
-    result.cell_failures, result.cells_checked = compare_cells(frozen, fresh.to_json(), tolerance)
+    result.cell_failures, result.cells_checked = compare_cells(frozen, fresh.to_json(), limits)
     return result

@@ -7,6 +7,14 @@ runs share one matrix product per replicate set.
 """
 
 from nclue.stats.bootstrap import bootstrap_ci, bootstrap_replicates, cluster_weights
+from nclue.stats.clustered import (
+    component_bootstrap_ci,
+    component_summary,
+    connected_components,
+    document_macro,
+    one_query_per_doc_ci,
+    one_query_per_doc_replicates,
+)
 from nclue.stats.correlation import spearman_matrix
 from nclue.stats.multiplicity import holm, max_t
 from nclue.stats.promotion import promotion_bound
@@ -17,6 +25,12 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_replicates",
     "cluster_weights",
+    "component_bootstrap_ci",
+    "component_summary",
+    "connected_components",
+    "document_macro",
+    "one_query_per_doc_ci",
+    "one_query_per_doc_replicates",
     "crossed_bootstrap",
     "crossed_weights",
     "holm",

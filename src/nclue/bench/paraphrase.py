@@ -1,0 +1,144 @@
+"""``nclue bench paraphrase``: fill a release's frozen paraphrase cache through a chat endpoint.
+
+For each query (in release order) the prompt ``prompts/paraphrase.txt`` lists its
+conditions and asks for a one-line rewording; the reply is parsed by
+``prompts/paraphrase.py``. A rejected reply is asked again, up to ``attempts`` times, with
+the parser's reason in the prompt (so every attempt is a distinct, deterministic prompt).
+Every reply — accepted or rejected — is frozen in ``BENCH/judge/paraphrase_cache.jsonl``
+(the LLM judge's :class:`~nclue.bench.llm.ResponseCache`, keyed by model and exact prompt),
+so a second run reads the cache, reaches the same decisions and calls nothing.
+
+The accepted texts are written to ``BENCH/paraphrases.jsonl``, which
+:class:`nclue.release.Release` turns into each query's ``paraphrase`` form (the only place a
+paraphrase comes from: they are never generated at run time). ``MANIFEST.json`` gains a
+``paraphrase`` record (model, prompt template hash, attempts, counts, queries left without
+one), the dataset card a section, and ``SHA256SUMS`` is rewritten to cover both files
+(``docs/construction.md#paraphrases``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nclue.bench.card import render_card
+from nclue.bench.llm import LLMConfig, ResponseCache, chat
+from nclue.bench.prompts import template
+from nclue.bench.prompts.paraphrase import parse
+from nclue.bench.verify import write_sums
+from nclue.errors import NclueError
+from nclue.io import atomic_write_text, exclusive_lock, sha256_bytes, write_json
+from nclue.release import PARAPHRASES_FILE, Release, write_paraphrases
+from nclue.types import Query
+
+CACHE = Path("judge") / "paraphrase_cache.jsonl"
+DEFAULT_ATTEMPTS = 3
+
+
+@dataclass
+class ParaphraseSummary:
+    """What :func:`fill_paraphrases` did (``fresh``/``cached``: replies read from the endpoint / the cache)."""
+
+    bench: Path
+    accepted: int
+    missing: list[str] = field(default_factory=list)
+    rejected_replies: int = 0
+    fresh: int = 0
+    cached: int = 0
+
+
+def render_prompt(query: Query, problem: str | None = None) -> str:
+    """The paraphrase prompt of ``query``; ``problem`` (the parser's reason) makes it a retry."""
+    block = "\n".join(f"- {c}" for c in query.conditions)
+    note = (
+        f"\nAn earlier answer could not be used ({problem}); answer again, following the format exactly.\n"
+        if problem
+        else ""
+    )
+    return template("paraphrase").format(conditions_block=block, retry_note=note)
+
+
+def fill_paraphrases(
+    bench_dir: str | os.PathLike[str],
+    config: LLMConfig,
+    attempts: int = DEFAULT_ATTEMPTS,
+    cache_path: str | os.PathLike[str] | None = None,
+    tick: Callable[[], None] | None = None,
+) -> ParaphraseSummary:
+    """Paraphrase every query of the release at ``bench_dir`` (see the module docstring)."""
+    root = Path(bench_dir)
+    if attempts < 1:
+        raise NclueError(f"attempts must be at least 1, got {attempts}")
+    release = Release.open(root, with_qrels=False)
+    cache = ResponseCache(Path(cache_path) if cache_path is not None else root / CACHE)
+    summary = ParaphraseSummary(bench=root, accepted=0)
+    accepted: dict[str, str] = {}
+    with exclusive_lock(root, "benchmark release"):
+        for query in release.queries:
+            problem = None
+            for _ in range(attempts):
+                prompt = render_prompt(query, problem)
+                reply = cache.get(prompt, config.model)
+                if reply is None:
+                    try:
+                        reply = chat(config, prompt)
+                    except NclueError as exc:
+                        cache.save()
+                        raise NclueError(
+                            f"{exc} ({len(accepted)} paraphrases done; every reply so far is frozen in {cache.path}, "
+                            "rerun to continue)"
+                        ) from None
+                    cache.put(prompt, config.model, reply)
+                    summary.fresh += 1
+                else:
+                    summary.cached += 1
+                try:
+                    accepted[query.qid] = parse(reply, query.conditions)
+                    break
+                except ValueError as exc:
+                    problem = str(exc)
+                    summary.rejected_replies += 1
+            if tick is not None:
+                tick()
+        cache.save()
+        summary.accepted = len(accepted)
+        summary.missing = [q.qid for q in release.queries if q.qid not in accepted]
+        write_paraphrases(root / PARAPHRASES_FILE, accepted)
+        _record(root, release, config, attempts, summary, cache.path)
+    return summary
+
+
+def _record(
+    root: Path, release: Release, config: LLMConfig, attempts: int, summary: ParaphraseSummary, cache: Path
+) -> None:
+    """Add the ``paraphrase`` record to MANIFEST.json, re-render the card, rewrite SHA256SUMS."""
+    from nclue.bench.pipeline import examples
+
+    path = root / "MANIFEST.json"
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise NclueError(
+            f"{path}: missing or damaged; paraphrases are added to a release built by `nclue build`"
+        ) from None
+    manifest["paraphrase"] = {
+        "model": config.model or "",
+        "prompt_template_sha256": sha256_bytes(template("paraphrase").encode("utf-8")),
+        "attempts": attempts,
+        "queries": len(release.queries),
+        "accepted": summary.accepted,
+        "rejected_replies": summary.rejected_replies,
+        "missing": summary.missing,
+        "file": PARAPHRASES_FILE,
+        "cache": cache.relative_to(root).as_posix() if cache.is_relative_to(root) else cache.name,
+    }
+    write_json(path, manifest)
+    scored = Release.open(root, require_qrels=True)
+    card = render_card(
+        manifest, manifest["distributions"], examples(list(scored.queries), list(scored.judgments), manifest["seed"])
+    )
+    atomic_write_text(root / "README.md", card)
+    write_sums(root)

@@ -1,0 +1,261 @@
+"""Condition masking (the seed's Table S5a; ``docs/report.md#condition-masking``).
+
+Does every condition position carry retrieval signal? For position ``i`` (1-based), every
+query with at least ``i`` conditions is re-asked without its ``i``-th condition (the other
+conditions, their aliases and the default-form rendering of what is left; a two-condition
+query becomes a one-condition request), through :func:`nclue.systems.run.run_systems` on a
+derived in-memory :class:`~nclue.release.Release`. The masked run is scored against the
+*original* qrels, so the change in Gold-NDCG@10 (and Gold Hit@10) is what dropping the
+condition costs in finding the documents that cover all of them.
+
+:func:`run_masking` writes the masked runs (``RUN_DIR/masking/SYSTEM@drop{i}.jsonl`` and
+``.trec``) with a ``masking.json`` manifest, skipping runs whose inputs are unchanged;
+:func:`masking_study` reads them back with the unmasked runs of the matrix and reports, per
+system and position, the mean paired difference masked − full over the queries that have
+that position, with its exact-family bootstrap interval (families restricted to those
+queries). A ``*`` marks an interval that excludes zero.
+
+Systems: every fair default-form run of the matrix whose system is a single lexical
+(``bm25.*``) or dense bi-encoder (``dense.*``) operation. Fusion and reranking combine
+these; late interaction (``maxsim``) costs minutes per run and is left out.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from nclue.io import dumps_canonical, json_safe, sha256_bytes, sha256_file, write_json
+from nclue.tables import Table, Tabular, fmt_ci, fmt_pp
+
+MASK_DIR = "masking"
+MANIFEST = "masking.json"
+POSITIONS = (1, 2, 3)
+BACKBONES = ("bm25", "dense")
+
+
+def eligible(system: str) -> bool:
+    """Whether ``system`` is a single lexical or dense bi-encoder operation (see the module docstring)."""
+    from nclue.systems.names import Op, parse_name
+
+    spec = parse_name(system)
+    return isinstance(spec, Op) and spec.family in BACKBONES
+
+
+def mask_name(system: str, position: int) -> str:
+    """Run name of ``system`` with condition ``position`` dropped: ``SYSTEM@drop{position}``."""
+    return f"{system}@drop{position}"
+
+
+def masked_release(release, position: int):  # noqa: ANN001, ANN201 - nclue.release.Release in and out
+    """The queries of ``release`` with at least ``position`` conditions, condition ``position`` dropped.
+
+    Built with the :class:`~nclue.release.Release` constructor (a masked two-condition query
+    keeps one condition, which a release file may not hold); renderings are re-derived from
+    the remaining conditions.
+    """
+    from nclue.release import Release
+    from nclue.types import Query
+
+    queries = []
+    for q in release.queries:
+        if q.n < position:
+            continue
+        kept = tuple(c for i, c in enumerate(q.conditions, start=1) if i != position)
+        queries.append(Query(q.qid, kept, {}, {c: a for c, a in q.aliases.items() if c in kept}))
+    return Release(release.root, tuple(queries), (), release.corpus, {})
+
+
+def run_masking(
+    bench_dir: str | os.PathLike[str],
+    collection_dir: str | os.PathLike[str],
+    run_dir: str | os.PathLike[str],
+    systems: Sequence[str],
+    form: str,
+    depth: int = 100,
+    progress: bool = False,
+    tick: Callable[[str], None] | None = None,
+) -> list[str]:
+    """Write every masked run of ``systems`` into ``run_dir/masking``; return the names produced (not skipped)."""
+    from nclue.corpus.store import pages_fingerprint
+    from nclue.io import exclusive_lock, writable_dir
+    from nclue.matrix.runner import tree_fingerprint
+    from nclue.release import Release
+    from nclue.systems.registry import Workspace
+    from nclue.systems.run import run_systems
+
+    release = Release.open(bench_dir, with_qrels=False)
+    coll = Path(collection_dir)
+    out = writable_dir(Path(run_dir) / MASK_DIR, "masking run folder")
+    inputs = {
+        **{f"bench/{k}": v for k, v in release.hashes.items()},
+        "collection/pages": pages_fingerprint(coll),
+        "collection/index": tree_fingerprint(coll / "index"),
+    }
+    produced: list[str] = []
+    with exclusive_lock(out, "masking run folder"):
+        manifest = _read(out)
+        manifest.update({"form": form, "depth": depth, "inputs": inputs})
+        entries = manifest.setdefault("runs", {})
+        workspace: Workspace | None = None
+        for position in POSITIONS:
+            masked = masked_release(release, position)
+            if not masked.queries:
+                continue
+            for system in systems:
+                name = mask_name(system, position)
+                digest = sha256_bytes(
+                    dumps_canonical(
+                        {"system": system, "position": position, "form": form, "depth": depth, "inputs": inputs}
+                    ).encode()
+                )
+                entry = entries.get(name)
+                if (
+                    entry
+                    and entry.get("spec_hash") == digest
+                    and all(
+                        (out / f).is_file() and sha256_file(out / f) == h for f, h in entry.get("files", {}).items()
+                    )
+                ):
+                    continue
+                if tick is not None:
+                    tick(name)
+                workspace = workspace or Workspace(coll)
+                started = time.perf_counter()
+                report = run_systems(
+                    masked, workspace, [system], form=form, depth=depth, progress=progress, default_form=form
+                )
+                run = report.runs[system]
+                files = replace(run, name=name).write(out)
+                entries[name] = {
+                    "system": system,
+                    "position": position,
+                    "queries": len(masked.queries),
+                    "spec_hash": digest,
+                    "seconds": round(time.perf_counter() - started, 3),
+                    "files": {p.name: sha256_file(p) for p in files},
+                }
+                write_json(out / MANIFEST, manifest)
+                produced.append(name)
+        write_json(out / MANIFEST, manifest)
+    return produced
+
+
+def _read(out: Path) -> dict:
+    import json
+
+    path = out / MANIFEST
+    if not path.is_file():
+        return {"runs": {}}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return {"runs": {}}
+    return data if isinstance(data, dict) else {"runs": {}}
+
+
+@dataclass(frozen=True)
+class MaskingStudy(Tabular):
+    """Table S5a: per system and dropped position, Δ Gold-NDCG@10 and Δ Gold Hit@10 (pp) with intervals."""
+
+    form: str
+    bootstrap: int
+    queries: Mapping[str, int]
+    cells: Mapping[str, Mapping[str, Mapping[str, object]]]
+
+    def sections(self) -> Iterator[tuple[str, str, Table]]:
+        """``(file key, title, table)``."""
+        yield "table_s5a_masking", "Condition masking (Table S5a)", self.table()
+
+    def tables(self) -> list[Table]:
+        return [self.table()]
+
+    def table(self) -> Table:
+        positions = [p for p in POSITIONS if f"c{p}" in self.queries]
+
+        def cell(values: Mapping[str, object] | None) -> str:
+            if values is None:
+                return "–"
+            lo, hi = values["gold_ndcg_ci"]  # type: ignore[misc]
+            star = "*" if lo > 0 or hi < 0 else ""
+            return f"{fmt_pp(values['gold_ndcg'], sign=True)}{star} {fmt_ci(values['gold_ndcg_ci'], 1, sign=True)}"  # type: ignore[arg-type]
+
+        headers = ["System"] + [
+            f"Drop c{p} ({self.queries[f'c{p}']} q.)" + (" (n=3)" if p == 3 else "") for p in positions
+        ]
+        rows = tuple((system, *(cell(by.get(f"c{p}")) for p in positions)) for system, by in self.cells.items())
+        return Table(
+            tuple(headers),
+            rows,
+            "l" + "r" * len(positions),
+            f"Table S5a. Gold-NDCG@10 change (pp) after dropping one condition, masked − full on {self.form}, with "
+            f"exact-family bootstrap 95% intervals ({self.bootstrap} replicates); * marks an interval excluding zero. "
+            "c1/c2 use every query, c3 the three-condition queries.",
+        )
+
+    def to_json(self) -> dict:
+        return json_safe(
+            {"form": self.form, "bootstrap": self.bootstrap, "queries": dict(self.queries), "cells": self.cells}
+        )
+
+
+def masking_study(
+    bench,  # noqa: ANN001 - nclue.scoring.Benchmark
+    scores,  # noqa: ANN001 - nclue.scoring.Scores holding the full runs
+    run_dir: Path,
+    full_runs: Mapping[str, str],
+    n_boot: int,
+    seed: int,
+    release_hashes: Mapping[str, str],
+) -> tuple[MaskingStudy | None, list[Path]]:
+    """Table S5a from ``run_dir/masking`` (``None`` when no masked run exists) and the files it read.
+
+    ``full_runs`` maps each system to its unmasked run name in ``scores``; ``release_hashes``
+    (:attr:`nclue.release.Release.hashes`) must match the release the masked runs were made from.
+    """
+    from nclue.errors import NclueError
+    from nclue.scoring import load_run, metric_matrix, score_runs
+    from nclue.stats import bootstrap_ci
+
+    manifest = _read(run_dir / MASK_DIR)
+    made_from = manifest.get("inputs", {})
+    stale = [k for k, v in release_hashes.items() if made_from.get(f"bench/{k}", v) != v]
+    if stale:
+        raise NclueError(
+            f"{run_dir / MASK_DIR}: the masked runs were made from another release ({', '.join(stale)} changed); "
+            "rerun `nclue report BENCH RUN_DIR -o OUT --collection COLL` to redo them"
+        )
+    entries = {n: e for n, e in manifest.get("runs", {}).items() if e.get("system") in full_runs}
+    if not entries:
+        return None, []
+    paths = [run_dir / MASK_DIR / f"{n}.jsonl" for n in sorted(entries)]
+    masked = score_runs(bench, [load_run(p, bench, name=p.stem) for p in paths], k=scores.k)
+    cells: dict[str, dict[str, dict[str, object]]] = {}
+    counts: dict[str, int] = {}
+    for system in full_runs:
+        for position in POSITIONS:
+            name = mask_name(system, position)
+            if name not in entries:
+                continue
+            has = bench.n >= position
+            counts[f"c{position}"] = int(has.sum())
+            row: dict[str, object] = {}
+            for metric in ("gold_ndcg", "gold_hit"):
+                diff = (
+                    metric_matrix(masked, metric)[masked.index(name)]
+                    - metric_matrix(scores, metric)[scores.index(full_runs[system])]
+                )[has]
+                ci = bootstrap_ci(diff[None, :], bench.family[has], n_boot, seed)[0]
+                row[metric] = 100.0 * float(diff.mean())
+                row[f"{metric}_ci"] = (100.0 * float(ci[0]), 100.0 * float(ci[1]))
+            cells.setdefault(system, {})[f"c{position}"] = row
+    study = MaskingStudy(form=str(manifest.get("form", "")), bootstrap=n_boot, queries=counts, cells=cells)
+    return study, paths + [run_dir / MASK_DIR / MANIFEST]
+
+
+def systems_to_mask(names: Sequence[str]) -> list[str]:
+    """The eligible systems among ``names`` (run names of the default form), in order."""
+    return [n for n in names if eligible(n)]
