@@ -137,3 +137,20 @@ def test_evaluate_ci_kinds(app, s6_release, runs, ci):
     card = json.loads(result.stdout)
     assert card["ci"] == ci
     assert ("ci" in card["runs"]["base"]) == (ci != "none")
+
+
+def test_spearman_leaves_the_controls_out(s6_release, runs, tmp_path):
+    """ρ over the three fair runs equals scipy's on their hand-scored means; an oracle run changes nothing."""
+    from scipy.stats import spearmanr
+
+    from nclue.scoring import Benchmark, load_run, score_runs, scorecard
+
+    bench = Benchmark.open(s6_release)
+    oracle = write_trec(tmp_path / "oracle.surface_and.trec", {"nclue_0000": [(GOLD, 1)], "q2": [("g1", 1)]})
+    fair = [load_run(p, bench) for p in runs]
+    card = scorecard(bench, score_runs(bench, [*fair, load_run(oracle, bench)]), "none")
+    means = {r.name: card[r.name] for r in fair}
+    expected = spearmanr([means[n].n_clue_score for n in means], [means[n].gold_ndcg for n in means]).statistic
+    assert card.spearman["n_clue_score"]["gold_ndcg"] == pytest.approx(expected)
+    without = scorecard(bench, score_runs(bench, fair), "none")
+    assert card.to_json()["spearman"] == without.to_json()["spearman"]  # NaN (constant Gold Hit) becomes null

@@ -1,9 +1,10 @@
 """The scorecard: headline metrics per run with bootstrap intervals, as a typed :class:`Scorecard`.
 
 Every value is in percentage points. Page metrics appear for page-aware runs. With two or
-more runs, ``spearman`` gives Spearman's ρ between the run orderings of the headline metrics
-(``None`` where an ordering is constant). Intervals are percentile bootstrap intervals over
-exact gold families (``ci="family"``) or queries (``docs/statistics.md``).
+more fair runs, ``spearman`` gives Spearman's ρ between the run orderings of the headline metrics
+over the fair runs only (controls ``oracle.*`` / ``baseline.*`` score by construction and would
+inflate it), ``None`` where an ordering is constant. Intervals are percentile bootstrap intervals
+over exact gold families (``ci="family"``) or queries (``docs/statistics.md``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ CiKind = Literal["family", "query", "none"]
 CI_KINDS: tuple[str, ...] = ("family", "query", "none")
 DEFAULT_BOOTSTRAP = 1000
 DEFAULT_K = 10
+CONTROL_PREFIXES = ("oracle.", "baseline.")
+"""Run names of the privileged controls and baselines (``docs/construction.md#controls``), never ranked."""
 
 
 def scorecard(
@@ -49,9 +52,10 @@ def scorecard(
         if intervals is not None:
             cis = {m: (float(intervals[j, r, 0]), float(intervals[j, r, 1])) for j, m in enumerate(HEADLINE)}
         summaries[name] = RunSummary(name=name, **runs[name], ci=cis)  # type: ignore[arg-type]
+    fair = [r for r, name in enumerate(scores.names) if not name.startswith(CONTROL_PREFIXES)]
     spearman = None
-    if len(scores.names) >= 2:
-        spearman = spearman_matrix({m: metric_matrix(scores, m).mean(axis=1) for m in HEADLINE})
+    if len(fair) >= 2:
+        spearman = spearman_matrix({m: metric_matrix(scores, m)[fair].mean(axis=1) for m in HEADLINE})
     return Scorecard(
         k=scores.k,
         queries=bench.n_queries,
