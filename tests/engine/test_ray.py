@@ -137,3 +137,14 @@ def test_ray_runs_equal_local_runs(ray_cluster: str, small_collection: Path, tmp
     assert len(names) == 6 and names == sorted(p.name for p in (tmp_path / "ray").iterdir())
     for name in names:
         assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "ray" / name).read_bytes(), name
+
+
+def test_ray_build_writes_the_local_release(ray_cluster: str, small_collection: Path, tmp_path: Path, cli) -> None:  # noqa: ANN001
+    """Tokenisation and the embedding judge on the cluster: the same release, hash for hash."""
+    flags = ["--min-df", "2", "--max-df-frac", "0.34", "--queries", "30", "--judge", "embedding"]
+    assert cli("build", small_collection, "-o", tmp_path / "local", *flags).exit_code == 0
+    result = cli(
+        "build", small_collection, "-o", tmp_path / "ray", *flags, "--engine", "ray", "--ray-address", ray_cluster
+    )
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "ray" / "SHA256SUMS").read_text() == (tmp_path / "local" / "SHA256SUMS").read_text()

@@ -21,7 +21,17 @@ from nclue.bench.compose import Item
 from nclue.bench.evidence import window
 from nclue.bench.inventory import Inventory
 from nclue.corpus.store import PageStore
+from nclue.engine import Engine
 from nclue.errors import NclueError
+
+_MODEL: list[Callable[[list[str]], np.ndarray]] = []
+
+
+def encode_block(texts: list[str]) -> np.ndarray:
+    """The bundled MiniLM's vectors of ``texts`` (shipped to engines; one model per worker process)."""
+    if not _MODEL:
+        _MODEL.append(load_minilm())
+    return _MODEL[0](texts)
 
 
 def load_minilm() -> Callable[[list[str]], np.ndarray]:
@@ -45,12 +55,17 @@ class EmbeddingGate:
         threshold: float = 0.15,
         max_pages: int = 2,
         encode: Callable[[list[str]], np.ndarray] | None = None,
+        engine: Engine | None = None,
     ) -> None:
         self.inventory = inventory
         self.store = store
         self.threshold = threshold
         self.max_pages = max_pages
-        self._encode = encode if encode is not None else load_minilm()
+        self.engine = engine
+        if engine is not None:
+            self._encode = lambda texts: self._encode_blocks([texts])[0]
+        else:
+            self._encode = encode if encode is not None else load_minilm()
         self._name_vec: dict[int, np.ndarray] = {}
         self._sim: dict[tuple[int, str, int], float] = {}
         self.calls = 0
@@ -83,11 +98,20 @@ class EmbeddingGate:
             for c, d, pages in self._pairs(item)
         )
 
+    def _encode_blocks(self, blocks: list[list[str]]) -> list[np.ndarray]:
+        """Vectors of each block of texts: in this process, or one engine task per block (same batches)."""
+        if self.engine is None:
+            return [self._encode(block) for block in blocks]
+        parts: list = [None] * len(blocks)
+        for position, vectors in self.engine.imap(encode_block, ((block,) for block in blocks)):
+            parts[position] = vectors
+        return parts
+
     def prefetch(self, items: list[Item], batch: int = 256) -> None:
-        """Embed every excerpt (and condition name) the items need, in large batches."""
+        """Embed every excerpt (and condition name) the items need, in blocks of ``batch`` texts."""
         names = sorted({c for item in items for c, _, _ in self._pairs(item)} - set(self._name_vec))
         if names:
-            vecs = self._encode([self.inventory.conditions[c].name for c in names])
+            vecs = self._encode_blocks([[self.inventory.conditions[c].name for c in names]])[0]
             self._name_vec.update(zip(names, vecs))
         todo = sorted(
             {
@@ -98,14 +122,16 @@ class EmbeddingGate:
                 if (c, self.inventory.doc_ids[d], p) not in self._sim
             }
         )
-        for start in range(0, len(todo), batch):
-            chunk = todo[start : start + batch]
-            texts = [
+        chunks = [todo[start : start + batch] for start in range(0, len(todo), batch)]
+        blocks = [
+            [
                 window(self.store.page_text(self.inventory.doc_ids[d], p), self.inventory.conditions[c].aliases)
                 for c, d, p in chunk
             ]
-            vecs = self._encode(texts)
-            self.calls += len(texts)
+            for chunk in chunks
+        ]
+        for chunk, vecs in zip(chunks, self._encode_blocks(blocks)):
+            self.calls += len(chunk)
             for (c, d, p), v in zip(chunk, vecs):
                 self._sim[(c, self.inventory.doc_ids[d], p)] = float(np.dot(self._name_vec[c], v))
 

@@ -40,14 +40,23 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from nclue.bench.params import MineParams
-from nclue.bench.text import ENGLISH_STOPWORDS, FOREIGN_WORDS, STOPWORDS, s_stem, split_pages, tokenize_document
+from nclue.bench.text import (
+    ENGLISH_STOPWORDS,
+    FOREIGN_WORDS,
+    STOPWORDS,
+    PageTokens,
+    s_stem,
+    split_pages,
+    tokenize_document,
+)
 from nclue.corpus.store import PageStore
+from nclue.engine import Engine
 from nclue.errors import NclueError
 
 STRUCTURAL = frozenset(
@@ -102,15 +111,42 @@ class _Tokens:
     row: np.ndarray  # int32 global page row
 
 
-def _tokenize_store(store: PageStore, tick: Callable[[int], None]) -> tuple[_Tokens, list[str]]:
+DOCS_PER_TASK = 16
+
+
+def tokenize_documents(documents: list[list[str]]) -> list[list[PageTokens]]:
+    """:func:`~nclue.bench.text.tokenize_document` of each document's page texts (shipped to engines)."""
+    return [tokenize_document(split_pages(pages)) for pages in documents]
+
+
+def _tokenized(store: PageStore, engine: Engine | None) -> Iterator[list[PageTokens]]:
+    """Every document's page tokens, in document order (computed here or on ``engine``)."""
+    texts, offsets = store.texts, store.doc_offsets
+    documents = [texts[int(offsets[d]) : int(offsets[d + 1])] for d in range(len(store.doc_ids))]
+    if engine is None:
+        for pages in documents:
+            yield tokenize_document(split_pages(pages))
+        return
+    blocks = [documents[i : i + DOCS_PER_TASK] for i in range(0, len(documents), DOCS_PER_TASK)]
+    results: list = [None] * len(blocks)
+    done = 0
+    for position, tokenized in engine.imap(tokenize_documents, ((block,) for block in blocks)):
+        results[position] = tokenized
+        while done < len(results) and results[done] is not None:  # keep document order (vocabulary ids)
+            yield from results[done]
+            results[done] = None
+            done += 1
+
+
+def _tokenize_store(
+    store: PageStore, tick: Callable[[int], None], engine: Engine | None = None
+) -> tuple[_Tokens, list[str]]:
     vocab: dict[str, int] = {}
     ids: list[np.ndarray] = []
     brks, hyphs, heads, hends, rows = [], [], [], [], []
-    texts = store.texts
     offsets = store.doc_offsets
-    for d in range(len(store.doc_ids)):
-        start, stop = int(offsets[d]), int(offsets[d + 1])
-        pages = tokenize_document(split_pages(texts[start:stop]))
+    for d, pages in enumerate(_tokenized(store, engine)):
+        start = int(offsets[d])
         for k, pt in enumerate(pages):
             ids.append(
                 np.fromiter((vocab.setdefault(w, len(vocab)) for w in pt.words), dtype=np.int32, count=len(pt.words))
@@ -225,9 +261,14 @@ def mine(
     store: PageStore,
     params: MineParams = MineParams(),
     tick: Callable[[int], None] = lambda n: None,
+    engine: Engine | None = None,
 ) -> Inventory:
-    """Mine candidate conditions and their establishing pages over a whole page store."""
-    tokens, surface = _tokenize_store(store, tick)
+    """Mine candidate conditions and their establishing pages over a whole page store.
+
+    With an ``engine`` (:mod:`nclue.engine`) the documents are tokenised on its workers; the
+    inventory is identical.
+    """
+    tokens, surface = _tokenize_store(store, tick, engine)
     n_tok = len(tokens.orig)
     lower = [w.lower() for w in surface]
     norm_vocab: dict[str, int] = {"": 0}

@@ -34,6 +34,7 @@ from nclue.bench.validate import validate_release
 from nclue.bench.verify import control_scores, write_sums
 from nclue.corpus.info import extraction_gate
 from nclue.corpus.store import PageStore
+from nclue.engine import Engine
 from nclue.errors import NclueError
 from nclue.io import (
     atomic_write_text,
@@ -66,13 +67,15 @@ def _no_tick(stage: str, advance: int, total: int | None) -> None:
     del stage, advance, total
 
 
-def _make_gate(options: BuildOptions, inventory: Inventory, store: PageStore, out: Path) -> tuple[Any, dict[str, Any]]:
+def _make_gate(
+    options: BuildOptions, inventory: Inventory, store: PageStore, out: Path, engine: Engine | None = None
+) -> tuple[Any, dict[str, Any]]:
     if options.judge == "offline":
         return None, {}
     if options.judge == "embedding":
         from nclue.bench.gate import EmbeddingGate
 
-        gate = EmbeddingGate(inventory, store, threshold=options.embed_threshold)
+        gate = EmbeddingGate(inventory, store, threshold=options.embed_threshold, engine=engine)
         return gate, {"model": "sentence-transformers/all-MiniLM-L6-v2 (bundled)", "threshold": options.embed_threshold}
     if options.judge == "llm":
         from nclue.bench.llm import LLMConfig, LLMGate, ResponseCache
@@ -145,9 +148,18 @@ def _clear(out: Path) -> None:
 
 
 def build(
-    collection: str | Path, out: str | Path, options: BuildOptions = BuildOptions(), tick: Tick = _no_tick
+    collection: str | Path,
+    out: str | Path,
+    options: BuildOptions = BuildOptions(),
+    tick: Tick = _no_tick,
+    engine: Engine | None = None,
 ) -> BuildSummary:
-    """Build a benchmark release from ``collection`` into ``out`` (see module docstring)."""
+    """Build a benchmark release from ``collection`` into ``out`` (see module docstring).
+
+    With an ``engine`` (:mod:`nclue.engine`), the heavy steps — tokenising every document for
+    the inventory, embedding evidence excerpts for the embedding judge — run on its workers; the
+    release is byte-identical.
+    """
     if options.judge not in JUDGES:
         raise NclueError(f"unknown judge {options.judge!r}; choose one of {', '.join(JUDGES)}")
     if options.conditions not in CONDITIONS:
@@ -160,10 +172,12 @@ def build(
         )
     out_dir = writable_dir(out, "benchmark release")
     with exclusive_lock(out_dir, "benchmark release"):
-        return _build(collection, store, out_dir, options, tick)
+        return _build(collection, store, out_dir, options, tick, engine)
 
 
-def _build(collection: str | Path, store: PageStore, out_dir: Path, options: BuildOptions, tick: Tick) -> BuildSummary:
+def _build(
+    collection: str | Path, store: PageStore, out_dir: Path, options: BuildOptions, tick: Tick, engine: Engine | None
+) -> BuildSummary:
     """:func:`build` while holding the output folder's lock."""
     full_docs, full_pages = len(store.doc_ids), int(store.n_pages)
     store, gate_record = apply_gate(collection, store, options)
@@ -178,7 +192,7 @@ def _build(collection: str | Path, store: PageStore, out_dir: Path, options: Bui
             store, str(collection), options.sections, options.judge, lambda n: tick("mine", n, None)
         )
     else:
-        inventory = mine(store, options.mine, lambda n: tick("mine", n, None))
+        inventory = mine(store, options.mine, lambda n: tick("mine", n, None), engine)
     n_cond = len(inventory.conditions)
     if n_cond < 2:
         raise NclueError(
@@ -193,7 +207,9 @@ def _build(collection: str | Path, store: PageStore, out_dir: Path, options: Bui
             "(each needs ≥1 gold, ≥1 subset, ≤ --max-golds golds, no single-page-solvable document); "
             "relax --max-golds or --min-df, or add documents"
         )
-    gate, gate_info = _make_gate(options, inventory, store, out_dir) if options.conditions == "lexical" else (None, {})
+    gate, gate_info = (
+        _make_gate(options, inventory, store, out_dir, engine) if options.conditions == "lexical" else (None, {})
+    )
     tick("select", 0, len(items))
     if gate is not None and hasattr(gate, "prefetch"):
         chosen, drops = select_gated(

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from nclue.bench.params import BuildOptions, ComposeParams, MineParams
+from nclue.engine import EngineName
 from nclue.errors import NclueError
 
 bench_app = typer.Typer(
@@ -78,6 +79,13 @@ def build(
     llm_model: str = typer.Option(None, "--llm-model", help="Model name (or NCLUE_LLM_MODEL)."),
     llm_key: str = typer.Option(None, "--llm-key", help="API key (or NCLUE_LLM_KEY)."),
     llm_cache: Path = typer.Option(None, "--llm-cache", help="Response cache (default OUT/judge/llm_cache.jsonl)."),
+    engine: EngineName = typer.Option(
+        EngineName.local, "--engine", help="Tokenise documents and embed excerpts here or on Ray (same release)."
+    ),
+    workers: int = typer.Option(1, "--workers", "-w", min=1, help="Parallel workers (local processes or Ray CPUs)."),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address", help="An existing Ray cluster (HOST:PORT or auto); default: a local Ray instance."
+    ),
 ) -> None:
     """Build an n-Clue benchmark release from a collection.
 
@@ -95,6 +103,7 @@ def build(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from nclue.bench.pipeline import build as run_build
+    from nclue.engine import make_engine
 
     options = replace(
         _BUILD,
@@ -132,7 +141,12 @@ def build(
             if advance:
                 progress.advance(tasks[stage], advance)
 
-        summary = run_build(collection, out, options, tick)
+        runner = make_engine(engine.value, workers, ray_address) if engine is EngineName.ray or workers > 1 else None
+        try:
+            summary = run_build(collection, out, options, tick, runner)
+        finally:
+            if runner is not None:
+                runner.close()
     counts = summary.manifest["counts"]
     console.print(
         f"built {summary.out}: {counts['queries']} queries, {counts['qrel_rows']} qrels "
