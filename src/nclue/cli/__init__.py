@@ -15,7 +15,7 @@ import typer
 from typer.core import TyperGroup
 
 from nclue._version import __version__
-from nclue.cli import audit, bench, corpus, coverage, demo, index, models, report, retrieval, scoring
+from nclue.cli import audit, bench, corpus, coverage, demo, index, models, report, retrieval, scoring, structure
 from nclue.errors import NclueError
 
 
@@ -65,7 +65,7 @@ def _root(
     """nclue — find the document that covers every condition."""
 
 
-for module in (corpus, index, models, retrieval, bench, scoring, report, coverage, audit, demo):
+for module in (corpus, index, structure, models, retrieval, bench, scoring, report, coverage, audit, demo):
     module.register(app)
 
 

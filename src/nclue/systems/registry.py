@@ -34,6 +34,7 @@ BACKBONES: dict[str, str] = {
     "bm25": "nclue.systems.lexical",
     "dense": "nclue.systems.dense",
     "maxsim": "nclue.systems.late_interaction",
+    "struct": "nclue.systems.structure",
 }
 FUNCTIONS: dict[str, str] = {
     "rrf": "nclue.systems.fusion",

@@ -1,0 +1,122 @@
+"""The ``struct`` backbone: evidence, the calibrated fit (vs statsmodels), cover = brute-force assignment, errors."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nclue.errors import NclueError
+from nclue.systems.backbone import Request
+from nclue.systems.registry import Workspace
+from nclue.systems.structure import FEATURES, Calibration, fit_logistic
+
+pytestmark = pytest.mark.slow  # builds a real MiniLM dense index of ~85 pages
+
+CONDITIONS = ("Examples", "Loading the package", "Norms")
+
+
+def test_heading_evidence_is_the_best_heading_cosine(struct_collection: Path) -> None:
+    """``head`` on a page equals the max cosine between the condition and that page's own headings
+    (recomputed here from structure.parquet and a fresh encoding of each title)."""
+    import pyarrow.parquet as pq
+
+    workspace = Workspace(struct_collection)
+    backbone = workspace.backbone("struct:test")
+    head = backbone.evidence(["Norms"])[0][0]
+    table = pq.read_table(struct_collection / "structure.parquet").to_pylist()
+    doc = "texlive-science-doc/texlive-doc/latex/functan/functan"
+    titles = [r["title"] for r in table if r["doc_id"] == doc and r["page"] == 3 and r["origin"] != "toc"]
+    encoder = backbone.dense.encoder
+    expected = float(np.max(encoder.encode(titles) @ encoder.encode(["Norms"])[0]))
+    pages = workspace.pages
+    row = next(j for j in range(pages.n_pages) if pages.id_list[pages.page_doc[j]] == doc and pages.page_number[j] == 3)
+    assert head[row] == pytest.approx(expected, abs=1e-4)
+    assert expected > 0.99  # functan's 1.2 "Norms" heading
+
+
+def test_cover_is_the_best_distinct_page_assignment(struct_collection: Path) -> None:
+    """Document score = max over injective condition→page maps of the summed page weights (brute force)."""
+    workspace = Workspace(struct_collection)
+    system = workspace.system("struct:test.cover")
+    backbone = workspace.backbone("struct:test")
+    request = Request(CONDITIONS, "; ".join(CONDITIONS))
+    weights = backbone.cover_scores(request)
+    pages = workspace.pages
+    ranked = system.search(request, depth=10)
+    assert ranked and ranked[0].doc_id.endswith("functan")
+    for doc in ranked:
+        d = pages.id_list.index(doc.doc_id)
+        lo, hi = int(pages.doc_offsets[d]), int(pages.doc_offsets[d + 1])
+        block = weights[:, lo:hi]
+        best = max(
+            sum(block[c, p] for c, p in enumerate(choice))
+            for choice in itertools.permutations(range(hi - lo), len(CONDITIONS))
+        )
+        assert doc.score == pytest.approx(best, rel=1e-5)
+        pages_used = [p for c in CONDITIONS for p in doc.evidence[c]]
+        assert len(pages_used) == len(set(pages_used)) == len(CONDITIONS)
+
+
+def test_fair_rows_and_fusion_run(struct_collection: Path) -> None:
+    workspace = Workspace(struct_collection)
+    request = Request(CONDITIONS, "; ".join(CONDITIONS))
+    prob = workspace.backbone("struct:test").page_scores(list(CONDITIONS))
+    assert np.all((prob > 0) & (prob < 1))
+    for name in ("min", "product", "hmean", "distinct"):
+        ranked = workspace.system(f"struct:test.decompose({name})").search(request, 5)
+        assert ranked[0].doc_id.endswith("functan"), name
+    fused = workspace.system("rrf(bm25.and, struct:test.cover)").search(request, 5)
+    assert fused and fused[0].evidence
+
+
+def test_logistic_fit_matches_statsmodels() -> None:
+    """Weighted logistic regression (tiny L2) against statsmodels' GLM with frequency weights."""
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(600, 3))
+    y = (rng.random(600) < 1 / (1 + np.exp(-(x @ [1.5, -2.0, 0.5] - 0.3)))).astype(float)
+    w = rng.integers(1, 4, size=600).astype(float)
+    weights, bias = fit_logistic(x, y, w, l2=0.0)
+    glm = sm.GLM(y, sm.add_constant(x), family=sm.families.Binomial(), freq_weights=w).fit()
+    assert np.allclose(np.r_[bias, weights], glm.params, atol=1e-3)
+
+
+def test_unusable_calibration_and_missing_structure_are_named(struct_collection: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"features": ["head"], "weights": [1.0], "bias": 0.0}))
+    with pytest.raises(NclueError, match="not a struct calibration"):
+        Calibration.load(bad)
+    with pytest.raises(NclueError, match="no calibration"):
+        Workspace(struct_collection).system("struct:nope.cover")
+    coll = Path(shutil.copytree(struct_collection, tmp_path / "coll"))
+    (coll / "structure.parquet").unlink()
+    with pytest.raises(NclueError, match="nclue structure"):
+        Workspace(coll).system("struct:test.cover")
+
+
+def test_stale_heading_vectors_are_refused(struct_collection: Path, tmp_path: Path) -> None:
+    from nclue.corpus.structure import StructureParams, build_structure
+    from nclue.systems.structure import build_heading_vectors, headings_current
+
+    coll = Path(shutil.copytree(struct_collection, tmp_path / "coll"))
+    assert headings_current(coll)
+    build_structure(coll, StructureParams(fonts="off", running_min_pages=4), rebuild=True)
+    assert not headings_current(coll)
+    with pytest.raises(NclueError, match=r"stale .*nclue structure"):
+        Workspace(coll).system("struct:test.cover")
+    build_heading_vectors(coll)
+    assert headings_current(coll)
+    assert Workspace(coll).system("struct:test.cover").search(Request(CONDITIONS, "x"), 3)
+
+
+def test_shipped_calibration_says_what_it_was_fit_on() -> None:
+    from nclue.systems.structure import SHIPPED
+
+    calibration = Calibration.load(SHIPPED)
+    assert len(calibration.weights) == len(FEATURES)
+    assert "sections" in calibration.fit_on["conditions"] and calibration.fit_on["positives"] > 0
