@@ -52,6 +52,13 @@ class RRFSystem:
         """Whether any component surfaces pages."""
         return any(s.page_aware for s in self.systems)
 
+    def prefetch(self, requests: list[Request]) -> None:
+        """Pass a batch of requests on to every component that can prepare for it."""
+        for system in self.systems:
+            prepare = getattr(system, "prefetch", None)
+            if prepare is not None:
+                prepare(requests)
+
     def search(self, request: Request, depth: int = DEPTH) -> list[RankedDoc]:
         results = [s.search(request, self.depth) for s in self.systems]
         source: dict[str, RankedDoc] = {}

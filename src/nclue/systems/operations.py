@@ -23,7 +23,7 @@ the condition).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,6 +123,13 @@ class DecomposeSystem:
     how: str
     condition_scores: ConditionScorer | None = None
     page_aware: bool = True
+
+    def prefetch(self, requests: Sequence[Request]) -> None:
+        """Let the backbone prepare every condition of a batch of requests at once, if it can
+        (one encoder call and one matrix product for the batch instead of one per query)."""
+        prepare = getattr(self.backbone, "prefetch", None)
+        if prepare is not None:
+            prepare(list(dict.fromkeys(c for r in requests for c in r.conditions)))
 
     def scores(self, request: Request) -> np.ndarray:
         """The ``(n, n_pages)`` condition score matrix that is aggregated."""

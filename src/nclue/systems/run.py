@@ -28,6 +28,8 @@ from nclue.systems.registry import Workspace
 from nclue.types import DEFAULT_FORM, Form, Query, RankedDoc, Run
 
 DEPTH = 100
+BATCH_QUERIES = 32
+"""Queries handed together to an engine worker, and to a system's ``prefetch``."""
 
 
 @dataclass
@@ -139,20 +141,27 @@ def run_system(
     extra = len(mapping.unmatched_collection)
     rankings: dict[str, list[RankedDoc]] = {}
     failed: dict[str, str] = {}
-    for query in queries:
-        request = Request(query.conditions, query.text(form), query.qid)
-        try:
-            docs = system.search(request, depth + extra)
-        except NclueError as exc:
-            failed[query.qid] = str(exc)
-            docs = []
-        rankings[query.qid] = _rename(docs, mapping.to_release, depth)
-        if tick is not None:
-            tick()
+    requests = [Request(q.conditions, q.text(form), q.qid) for q in queries]
+    prefetch = getattr(system, "prefetch", None)
+    for start in range(0, len(requests), BATCH_QUERIES):
+        batch = requests[start : start + BATCH_QUERIES]
+        if prefetch is not None:
+            try:
+                prefetch(batch)
+            except NclueError:  # each query then meets (and reports) the problem itself
+                pass
+        for request in batch:
+            try:
+                docs = system.search(request, depth + extra)
+            except NclueError as exc:
+                failed[request.qid] = str(exc)
+                docs = []
+            rankings[request.qid] = _rename(docs, mapping.to_release, depth)
+            if tick is not None:
+                tick()
     return Run(name=name, rankings=rankings, page_aware=bool(system.page_aware)), failed
 
 
-BATCH_QUERIES = 32
 _WORKSPACES: dict[str, Workspace] = {}
 
 
@@ -165,6 +174,12 @@ def search_batch(
     if ws is None:
         ws = _WORKSPACES[collection_dir] = Workspace(collection_dir)
     engine_system = ws.system(system)
+    prefetch = getattr(engine_system, "prefetch", None)
+    if prefetch is not None:
+        try:
+            prefetch([Request(conditions, text, qid) for qid, conditions, text in requests])
+        except NclueError:  # each query then meets (and reports) the problem itself
+            pass
     out: list[tuple[list[RankedDoc], str | None]] = []
     for qid, conditions, text in requests:
         try:

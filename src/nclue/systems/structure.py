@@ -232,6 +232,13 @@ class StructureBackbone:
         rows = [self._cache[t] for t in texts]
         return tuple(np.stack([r[k] for r in rows]) for k in range(3))  # type: ignore[return-value]
 
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Compute the semantic evidence of a batch of conditions in one encoder call and one
+        matrix product each (``nclue run`` calls this for every batch of queries)."""
+        texts = list(dict.fromkeys(texts))
+        for start in range(0, len(texts), CACHE_TEXTS // 2):
+            self._semantic(texts[start : start + CACHE_TEXTS // 2])
+
     def evidence(self, texts: Sequence[str]) -> list[np.ndarray]:
         """The evidence of :data:`FEATURES` as ``len(FEATURES)`` float32 arrays of shape ``(len(texts), n_pages)``."""
         n, n_pages = len(texts), self.pages.n_pages
