@@ -1,43 +1,111 @@
 """``make demo``: the whole study on the real Debian corpus in one command.
 
-fetch the ``debian-docs`` corpus → ingest → lexical + dense page indexes → build the
-benchmark → run the default matrix → report. Every stage is cached or resumable, so a
-second run takes seconds: the fetch is cached, ingest skips unchanged PDFs, indexes are
-kept, the benchmark is rebuilt only when missing or failing ``bench verify``, and the
-matrix skips runs whose spec and inputs are unchanged.
+fetch the ``debian-docs`` corpus → ingest → page indexes (lexical, dense + token index in
+one encoder pass) → build the benchmark → run the default matrix (in parallel) → report.
+Every stage is cached or resumable, so a second run takes seconds: the fetch is cached,
+ingest skips unchanged PDFs, indexes are kept while current
+(:func:`nclue.index.builders.build_all`), the benchmark is rebuilt only when missing or
+failing ``bench verify``, the matrix skips runs whose spec and inputs are unchanged, and
+the report is kept when its inputs — release checksums, run manifest, nclue's source — are.
 
-Run it with ``nclue demo [--out nclue-demo] [--dense-backend onnx]`` (``make demo``).
+Each stage's wall time, with the load average before and after it, is printed and written
+to ``OUT/report/timings.json`` (:class:`DemoTimings`), so a slower stage shows up in the
+next run's record.
+
+Run it with ``nclue demo [--out nclue-demo] [--dense-backend torch-bf16]`` (``make demo``).
 """
 
 from __future__ import annotations
 
+import os
+import platform
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
 
 from nclue.errors import NclueError
+from nclue.io import atomic_write_text
 from nclue.report.paper import PaperReport
 
 console = Console()
+TIMINGS_FILE = "timings.json"
+REPORT_STAMP = ".inputs.sha256"
+"""SHA-256 of the report's inputs (:func:`_report_inputs`): a rerun with the same inputs keeps the report."""
 
 
-def _stage(title: str) -> float:
-    console.rule(f"[bold]{title}")
-    return time.perf_counter()
+def _load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
 
 
-def _done(started: float) -> None:
-    console.print(f"[dim]{time.perf_counter() - started:.1f} s[/]")
+@dataclass
+class DemoTimings:
+    """Wall time of every demo stage, with the 1/5/15-minute load average before and after it."""
+
+    stages: list[dict] = field(default_factory=list)
+    started: float = field(default_factory=time.perf_counter)
+    date: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+
+    def stage(self, name: str, title: str) -> _Stage:
+        """Context manager timing one stage (prints its rule and its time)."""
+        return _Stage(self, name, title)
+
+    def to_json(self) -> dict:
+        """The record written to ``timings.json``."""
+        from nclue._version import __version__
+
+        return {
+            "what": "nclue demo wall time per stage (seconds) and load average [1, 5, 15 min] around it",
+            "date": self.date,
+            "nclue": __version__,
+            "machine": {
+                "cpus": os.cpu_count(),
+                "platform": platform.platform(),
+                "python": platform.python_version(),
+            },
+            "total_seconds": round(time.perf_counter() - self.started, 1),
+            "stages": self.stages,
+        }
+
+    def write(self, path: Path) -> Path:
+        """Write :meth:`to_json` atomically to ``path``."""
+        from nclue.io import write_json
+
+        write_json(path, self.to_json())
+        return path
 
 
-def run_demo(out: Path, dense_backend: str = "onnx", workers: int = 2, queries: int = 1000) -> Path:
+class _Stage:
+    def __init__(self, timings: DemoTimings, name: str, title: str) -> None:
+        self.timings, self.name, self.title = timings, name, title
+        self.detail: dict = {}
+
+    def __enter__(self) -> _Stage:
+        console.rule(f"[bold]{self.title}")
+        self.load = _load()
+        self.started = time.perf_counter()
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:  # noqa: ANN001
+        if kind is not None:
+            return
+        seconds = time.perf_counter() - self.started
+        self.timings.stages.append(
+            {"stage": self.name, "seconds": round(seconds, 1), "load_before": self.load, "load_after": _load()}
+            | self.detail
+        )
+        console.print(f"[dim]{seconds:.1f} s[/]")
+
+
+def run_demo(out: Path, dense_backend: str | None = None, workers: int = 2, queries: int = 1000) -> Path:
     """Run every stage into ``out``; return the report's ``index.md``.
 
-    To stay within a half-hour first run on two CPU cores, the dense index encodes each
-    page's first window (254 word pieces) only; ``nclue index --dense`` encodes whole
-    pages by default. The benchmark uses the embedding judge (MiniLM semantic gate).
+    To keep the first run short on two CPU cores, the dense index encodes each page's first
+    window (254 word pieces) only, on the fast bfloat16 path by default; ``nclue index
+    --dense`` encodes whole pages by default. The benchmark uses the embedding judge
+    (MiniLM semantic gate). ``workers`` processes run the ingest and the matrix.
     """
     from nclue.bench.params import BuildOptions
     from nclue.bench.pipeline import build
@@ -45,68 +113,101 @@ def run_demo(out: Path, dense_backend: str = "onnx", workers: int = 2, queries: 
     from nclue.corpus.fetch import fetch_recipe
     from nclue.corpus.info import collection_info, render_info
     from nclue.corpus.ingest import ingest
-    from nclue.index.dense import build_dense_index
-    from nclue.index.lexical import build_lexical_index
+    from nclue.index.builders import IndexOptions, build_all
     from nclue.matrix.runner import run_matrix
     from nclue.matrix.spec import load_matrix
+    from nclue.models.encoder import DEFAULT_BACKEND
     from nclue.report.paper import compute_report, write_report
 
-    total = time.perf_counter()
+    backend = dense_backend or DEFAULT_BACKEND
+    timings = DemoTimings()
     pdfs, collection, bench, runs, report = (out / d for d in ("pdfs", "collection", "bench", "runs", "report"))
 
-    t = _stage("1/7 fetch the Debian documentation corpus")
-    fetch_recipe("debian-docs", pdfs)
-    _done(t)
+    with timings.stage("fetch", "1/6 fetch the Debian documentation corpus"):
+        fetch_recipe("debian-docs", pdfs)
 
-    t = _stage("2/7 ingest PDFs into the page store")
-    ingest(pdfs, collection, workers=workers, ocr="auto", progress=True)
-    console.print(render_info(collection_info(collection)))
-    _done(t)
+    with timings.stage("ingest", "2/6 ingest PDFs into the page store"):
+        ingest(pdfs, collection, workers=workers, ocr="auto", progress=True)
+        console.print(render_info(collection_info(collection)))
 
-    t = _stage("3/7 lexical page index (bm25s)")
-    if not _lexical_ok(collection):
-        build_lexical_index(collection)
-    _done(t)
+    options = IndexOptions(dense_backend=backend, dense_max_chunks=1, workers=workers)
+    with timings.stage(
+        "indexes", f"3/6 page indexes: lexical (bm25s), dense + token index (MiniLM, {backend}, first 254 tokens)"
+    ) as stage:
+        steps = build_all(
+            collection,
+            options,
+            progress=True,
+            on_step=lambda s: console.print(f"{s.name}: {s.action} ({s.seconds:.1f} s)", highlight=False),
+        )
+        stage.detail = {"steps": [{"index": s.name, "action": s.action, "seconds": round(s.seconds, 1)} for s in steps]}
 
-    t = _stage(f"4/7 dense page index (bundled all-MiniLM-L6-v2, {dense_backend}, first 254 tokens of each page)")
-    build_dense_index(collection, None, backend=dense_backend, progress=True, max_chunks_per_page=1)
-    _done(t)
+    with timings.stage("build", "4/6 build the benchmark (inventory → rare conjunctions → validated release)") as stage:
+        reused = _release_ok(bench, verify_release)
+        if not reused:
+            defaults = BuildOptions()
+            opts = BuildOptions(judge="embedding", compose=replace(defaults.compose, n_queries=queries))
+            summary = build(collection, bench, opts)
+            console.print(f"{summary.manifest['counts'].get('queries')} queries written to {bench}")
+        stage.detail = {"action": "kept" if reused else "built"}
 
-    t = _stage("5/7 build the benchmark (inventory → rare conjunctions → validated release)")
-    if not _release_ok(bench, verify_release):
-        defaults = BuildOptions()
-        options = BuildOptions(judge="embedding", compose=replace(defaults.compose, n_queries=queries))
-        summary = build(collection, bench, options)
-        console.print(f"{summary.manifest['counts'].get('queries')} queries written to {bench}")
-    _done(t)
+    with timings.stage("matrix", f"5/6 run the default capability matrix ({workers} worker processes)") as stage:
+        result = run_matrix(load_matrix(), bench, collection, runs, progress=True, workers=workers)
+        console.print(f"{len(result.ran)} run(s) produced, {len(result.skipped)} unchanged and skipped")
+        for name, problem in result.failed.items():
+            console.print(f"[yellow]{name}[/]: {problem}")
+        stage.detail = {"ran": len(result.ran), "skipped": len(result.skipped), "run_seconds": _run_seconds(runs)}
 
-    t = _stage("6/7 run the default capability matrix")
-    spec = load_matrix()
-    result = run_matrix(spec, bench, collection, runs, progress=True)
-    console.print(f"{len(result.ran)} run(s) produced, {len(result.skipped)} unchanged and skipped")
-    for name, problem in result.failed.items():
-        console.print(f"[yellow]{name}[/]: {problem}")
-    _done(t)
+    with timings.stage("report", "6/6 report") as stage:
+        stamp = _report_inputs(bench, runs)
+        kept = (report / "index.md").is_file() and _read_stamp(report) == stamp
+        if not kept:
+            data = compute_report(bench, runs)
+            write_report(data, report, runs)
+            atomic_write_text(report / REPORT_STAMP, stamp + "\n")
+        stage.detail = {"action": "kept" if kept else "written"}
 
-    t = _stage("7/7 report")
-    data = compute_report(bench, runs)
-    write_report(data, report, runs)
-    _done(t)
-
-    _print_top(data)
-    console.print(f"\nreport: [bold]{report / 'index.md'}[/]   (total {time.perf_counter() - total:.0f} s)")
+    if kept:
+        console.print(f"report unchanged (same benchmark, runs and nclue code): {report}")
+    else:
+        _print_top(data)
+    _print_timings(timings)
+    path = timings.write(report / TIMINGS_FILE)
+    console.print(
+        f"\nreport: [bold]{report / 'index.md'}[/]   timings: {path}   (total {timings.to_json()['total_seconds']:.0f} s)"
+    )
     return report / "index.md"
 
 
-def _lexical_ok(collection: Path) -> bool:
-    """The lexical index is reused only when it opens: present, current format, fresh, undamaged."""
-    from nclue.index.lexical import LexicalIndex
+def _report_inputs(bench: Path, runs: Path) -> str:
+    """SHA-256 of everything the report is computed from: the release's checksums, the run
+    manifest (every run file's SHA-256) and the source of the installed nclue package."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in (bench / "SHA256SUMS", runs / "matrix.json"):
+        digest.update(path.read_bytes() if path.is_file() else b"absent")
+    package = Path(__file__).resolve().parent  # the nclue package
+    for source in sorted(package.rglob("*.py")):
+        digest.update(source.relative_to(package).as_posix().encode())
+        digest.update(source.read_bytes())
+    return digest.hexdigest()
+
+
+def _read_stamp(report: Path) -> str | None:
+    path = report / REPORT_STAMP
+    return path.read_text(encoding="utf-8").strip() if path.is_file() else None
+
+
+def _run_seconds(runs: Path) -> dict[str, float]:
+    """Seconds each run of the matrix took when it was last produced (``matrix.json``)."""
+    import json
 
     try:
-        LexicalIndex(collection)
-    except NclueError:
-        return False
-    return True
+        manifest = json.loads((runs / "matrix.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {name: entry.get("seconds", 0.0) for name, entry in sorted(manifest.get("runs", {}).items())}
 
 
 def _release_ok(bench: Path, verify_release) -> bool:  # noqa: ANN001 - nclue.bench.release.verify
@@ -125,3 +226,20 @@ def _print_top(data: PaperReport, rows: int = 10) -> None:
 
     table = scorecard_table(data.card, data.fair[:rows], data.categories)
     Console(width=max(console.width, 170)).print(table.to_rich())
+
+
+def _print_timings(timings: DemoTimings) -> None:
+    from rich.table import Table
+
+    table = Table(title="demo wall time per stage")
+    for column in ("stage", "seconds", "load before (1/5/15 min)", "load after"):
+        table.add_column(column, justify="right" if column == "seconds" else "left")
+    for stage in timings.stages:
+        table.add_row(
+            stage["stage"],
+            f"{stage['seconds']:.1f}",
+            " ".join(f"{x:.1f}" for x in stage["load_before"]),
+            " ".join(f"{x:.1f}" for x in stage["load_after"]),
+        )
+    table.add_row("total", f"{timings.to_json()['total_seconds']:.1f}", "", "")
+    console.print(table)

@@ -44,7 +44,7 @@ def subset_collection(small_collection: Path, tmp_path_factory: pytest.TempPathF
 
 @pytest.fixture(scope="session")
 def subset_dense(subset_collection: Path) -> Path:
-    """``subset_collection`` with a torch dense index of the bundled MiniLM (returns the collection)."""
+    """``subset_collection`` with the default (bfloat16) dense index of the bundled MiniLM (returns the collection)."""
     from nclue.index.dense import build_dense_index
 
     build_dense_index(subset_collection, progress=False)
@@ -59,7 +59,7 @@ def tiny_source(small_collection: Path, tmp_path_factory: pytest.TempPathFactory
 
 @pytest.fixture(scope="session")
 def tiny_indexed_source(tiny_source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``tiny_source`` plus its default (torch, bundled MiniLM) dense index, built once."""
+    """``tiny_source`` plus its default (bfloat16, bundled MiniLM) dense index, built once."""
     from nclue.index.dense import build_dense_index
 
     target = tmp_path_factory.mktemp("dense") / "tiny-indexed"

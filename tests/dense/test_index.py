@@ -13,6 +13,7 @@ from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 from nclue.index import dense as dense_index
 from nclue.index.dense import build_dense_index, open_dense_index
+from nclue.models.encoder import DEFAULT_BACKEND
 from nclue.models.identity import bundled_model_path, model_identity
 
 
@@ -21,9 +22,9 @@ def test_index_contents(subset_dense):
     store = PageStore.open(subset_dense)
     manifest = index.manifest
     identity = model_identity(bundled_model_path())
-    assert manifest["model"] == identity.to_json() and manifest["backend"] == "torch"
+    assert manifest["model"] == identity.to_json() and manifest["backend"] == DEFAULT_BACKEND == "torch-bf16"
     assert (manifest["window"], manifest["overlap"], manifest["dim"]) == (254, 32, 384)
-    assert index.directory.name == f"{identity.key}-torch"
+    assert index.directory.name == f"{identity.key}-torch-bf16"
     assert index.vectors.shape == (len(index.chunks), 384) and index.vectors.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(index.vectors, axis=1), 1.0, atol=1e-5)
     with_text = {i for i, t in enumerate(store.texts) if t.strip()}
@@ -52,7 +53,7 @@ def test_resume_after_interruption(tiny_collection, tiny_indexed_source, monkeyp
 
     monkeypatch.setattr(dense_index, "load_encoder", lambda *a, **k: Interrupting(real(*a, **k), fail_at=3))
     with pytest.raises(KeyboardInterrupt):
-        build_dense_index(tiny_collection, shard_size=8, progress=False)
+        build_dense_index(tiny_collection, shard_size=8, progress=False, workers=1)
     directory = next((tiny_collection / "index" / "dense").iterdir())
     assert len(list((directory / "shards").glob("shard-*.npy"))) == 2
     assert json.loads((directory / "manifest.json").read_text())["complete"] is False
@@ -61,7 +62,7 @@ def test_resume_after_interruption(tiny_collection, tiny_indexed_source, monkeyp
 
     calls.clear()
     monkeypatch.setattr(dense_index, "load_encoder", lambda *a, **k: Interrupting(real(*a, **k), fail_at=-1))
-    build_dense_index(tiny_collection, shard_size=8, progress=False)
+    build_dense_index(tiny_collection, shard_size=8, progress=False, workers=1)
     index = open_dense_index(tiny_collection)
     n_shards = -(-len(index.chunks) // 8)
     assert len(calls) == n_shards - 2  # the two finished shards were not encoded again
@@ -115,14 +116,15 @@ def test_missing_model(tiny_collection, tmp_path):
 
 
 @pytest.mark.slow
-def test_onnx_backend_index_matches_torch(tiny_indexed):
+def test_onnx_backend_index_matches_the_bf16_default(tiny_indexed):
+    """ONNX Runtime fp32 (equal to sentence-transformers to ~1e-6, tests/models) against the bfloat16 default."""
     tiny_collection = tiny_indexed
     build_dense_index(tiny_collection, backend="onnx", progress=False, dtype="float16")
-    torch_index = open_dense_index(tiny_collection, backend="torch")
+    bf16_index = open_dense_index(tiny_collection, backend="torch-bf16")
     onnx_index = open_dense_index(tiny_collection, backend="onnx")
     assert onnx_index.vectors.dtype == np.float16
-    np.testing.assert_array_equal(onnx_index.chunks.page, torch_index.chunks.page)
-    cos = (np.asarray(onnx_index.vectors, np.float32) * torch_index.vectors).sum(axis=1)
+    np.testing.assert_array_equal(onnx_index.chunks.page, bf16_index.chunks.page)
+    cos = (np.asarray(onnx_index.vectors, np.float32) * bf16_index.vectors).sum(axis=1)
     assert cos.min() > 0.999
     with pytest.raises(NclueError, match="several dense indexes"):
         open_dense_index(tiny_collection)

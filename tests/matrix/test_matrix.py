@@ -85,3 +85,57 @@ def test_unchanged_runs_are_skipped_and_changed_ones_rerun(
     (bench_copy / "queries.jsonl").write_text("\n".join(queries[:-1]) + "\n")
     fifth = run_matrix(load_matrix(mini_matrix), bench_copy, indexed_collection, out, progress=False)
     assert sorted(fifth.ran) == sorted(load_matrix(mini_matrix).run_names)
+
+
+PARALLEL_MATRIX = """
+depth = 100
+k = 10
+form = "clean_v2"
+
+[[run]]
+system = "bm25.decompose(distinct)"
+forms = ["raw", "clean_v2"]
+
+[[run]]
+system = "dense.joint(ptop3)"
+forms = ["natural", "clean_v2"]
+
+[[run]]
+system = "dense.decompose(min)"
+
+[[run]]
+system = "maxsim.joint(ptop3)"
+
+[[run]]
+system = "rrf(bm25.and, dense.joint(ptop3))"
+block = "fusion"
+"""
+
+
+@pytest.mark.slow
+def test_parallel_runs_write_the_same_files_as_a_serial_run(
+    small_bench: Path, indexed_collection: Path, tmp_path: Path
+) -> None:
+    """Two worker processes against one in-process worker: byte-identical run files (lexical, dense, MaxSim, RRF)."""
+    from nclue.index.dense import build_dense_index
+
+    coll = Path(shutil.copytree(indexed_collection, tmp_path / "coll"))
+    build_dense_index(coll, backend="onnx", max_chunks_per_page=1, tokens=True)
+    path = tmp_path / "parallel.toml"
+    path.write_text(PARALLEL_MATRIX, encoding="utf-8")
+    spec = load_matrix(path)
+    serial = run_matrix(spec, small_bench, coll, tmp_path / "serial", workers=1)
+    parallel = run_matrix(spec, small_bench, coll, tmp_path / "parallel", workers=2)
+    assert sorted(serial.ran) == sorted(parallel.ran) == sorted(spec.run_names) and not serial.failed
+    files = sorted(p.name for p in (tmp_path / "serial").glob("*.*") if p.suffix in (".trec", ".jsonl"))
+    assert len(files) == 2 * len(spec.run_names)
+    for name in files:
+        assert (tmp_path / "serial" / name).read_bytes() == (tmp_path / "parallel" / name).read_bytes(), name
+    entries = json.loads((tmp_path / "parallel" / MANIFEST).read_text())["runs"]
+    assert {n: e["files"] for n, e in entries.items()} == {
+        n: e["files"] for n, e in json.loads((tmp_path / "serial" / MANIFEST).read_text())["runs"].items()
+    }
+    again = run_matrix(spec, small_bench, coll, tmp_path / "parallel", workers=2)
+    assert again.ran == [] and sorted(again.skipped) == sorted(spec.run_names)
+    with pytest.raises(NclueError, match="workers must be at least 1"):
+        run_matrix(spec, small_bench, coll, tmp_path / "none", workers=0)

@@ -7,19 +7,23 @@ from pathlib import Path
 import typer
 
 from nclue.cli.index import Backend
+from nclue.models.encoder import DEFAULT_BACKEND
 
 
 def demo(
     out: Path = typer.Option(
         Path("nclue-demo"), "--out", help="Demo directory (PDFs, collection, bench, runs, report)."
     ),
-    dense_backend: Backend = typer.Option(Backend.onnx, "--dense-backend", help="Encoder backend of the dense index."),
-    workers: int = typer.Option(2, "--workers", min=1, help="Ingest processes."),
+    dense_backend: Backend = typer.Option(
+        Backend(DEFAULT_BACKEND), "--dense-backend", help="Encoder backend of the dense and token indexes."
+    ),
+    workers: int = typer.Option(2, "--workers", min=1, help="Processes for the ingest and the matrix."),
     queries: int = typer.Option(1000, "--queries", min=1, help="Benchmark size (at most)."),
 ) -> None:
     """Fetch the Debian documentation corpus, ingest, index, build the benchmark, run the matrix, report.
 
-    Every stage is cached or resumable: a second run takes seconds.
+    Every stage is cached or resumable: a second run takes seconds. Each stage's wall time
+    is printed and written to OUT/report/timings.json.
 
     Example: nclue demo --out nclue-demo
     """

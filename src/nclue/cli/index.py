@@ -1,4 +1,4 @@
-"""``nclue index COLLECTION [--lexical] [--dense MODEL_PATH ...]``."""
+"""``nclue index COLLECTION [--all] [--lexical] [--dense MODEL_PATH ...] [--tokens] [--verify]``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from pathlib import Path
 import typer
 
 from nclue.errors import NclueError
+from nclue.index.tokens import DEFAULT_BITS
+from nclue.models.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
 
 
 class Method(str, Enum):
@@ -24,6 +26,7 @@ class Backend(str, Enum):
     """Encoder backends (``nclue.models.encoder``)."""
 
     torch = "torch"
+    torch_bf16 = "torch-bf16"
     onnx = "onnx"
     onnx_int8 = "onnx-int8"
     static = "static"
@@ -36,14 +39,29 @@ class Dtype(str, Enum):
     float16 = "float16"
 
 
+class TokenBits(str, Enum):
+    """Bits per stored token-vector value (``nclue.index.tokens``)."""
+
+    four = "4"
+    eight = "8"
+
+
 def index(
     collection: Path = typer.Argument(..., help="Collection directory (from `nclue ingest`)."),
+    all_indexes: bool = typer.Option(
+        False, "--all", help="Build every index the default matrix needs (lexical, dense, tokens); keeps current ones."
+    ),
     lexical: bool = typer.Option(False, "--lexical", help="Build the BM25 page index and document view."),
     dense: list[str] = typer.Option([], "--dense", help="Build a dense page index with this model (repeatable)."),
+    tokens: bool = typer.Option(
+        False, "--tokens", help="Also build the late-interaction token index (same encoder pass as --dense)."
+    ),
     k1: float = typer.Option(1.5, "--k1", min=0.0, help="BM25 k1."),
     b: float = typer.Option(0.75, "--b", min=0.0, max=1.0, help="BM25 b."),
     method: Method = typer.Option(Method.lucene, "--method", help="BM25 variant."),
-    dense_backend: Backend = typer.Option(Backend.torch, "--dense-backend", help="Encoder backend."),
+    dense_backend: Backend = typer.Option(
+        Backend(DEFAULT_BACKEND), "--dense-backend", help="Encoder backend (torch-bf16: the fast default)."
+    ),
     dense_window: int | None = typer.Option(
         None, "--dense-window", min=8, help="Chunk window in tokens (default: model max - 2)."
     ),
@@ -51,17 +69,26 @@ def index(
     dense_max_chunks: int | None = typer.Option(
         None, "--dense-max-chunks", min=1, help="Keep only each page's first N chunks (default: the whole page)."
     ),
-    dense_batch_size: int = typer.Option(16, "--dense-batch-size", min=1, help="Encoder batch size."),
+    dense_batch_size: int = typer.Option(DEFAULT_BATCH_SIZE, "--dense-batch-size", min=1, help="Encoder batch size."),
+    dense_workers: int | None = typer.Option(
+        None, "--dense-workers", min=1, help="Encoder processes (default: one per CPU, one thread each)."
+    ),
     dense_dtype: Dtype = typer.Option(Dtype.float32, "--dense-dtype", help="Stored vector dtype."),
-    rebuild: bool = typer.Option(False, "--rebuild", help="Replace a dense index built with other settings."),
+    token_bits: TokenBits = typer.Option(
+        TokenBits(str(DEFAULT_BITS)), "--token-bits", help="Bits per stored token value (4: 216 B/token, 8: 408)."
+    ),
+    rebuild: bool = typer.Option(False, "--rebuild", help="Replace an index built with other settings."),
     verify: bool = typer.Option(False, "--verify", help="Check every index file's SHA-256 instead of building."),
 ) -> None:
     """Build page indexes inside the collection (COLLECTION/index/...).
 
-    With neither --lexical nor --dense, builds the lexical index. --verify re-hashes every
-    index file in full (loads check only sizes and samples) and exits 1 on any damage.
+    With no index named, builds the lexical index. --all builds, in order, every index the
+    default matrix needs — lexical, dense (bundled MiniLM unless --dense names a model) and
+    the token index for MaxSim, the last two in one encoder pass — keeping those already
+    current, so a killed run resumes. --verify re-hashes every index file in full (loads
+    check only sizes and samples) and exits 1 on any damage.
 
-    Example: nclue index ./coll --lexical --dense minilm --dense-backend onnx
+    Example: nclue index ./coll --all --dense-max-chunks 1
 
     (--dense minilm / bundled = the bundled all-MiniLM-L6-v2; any local sentence-transformers path works)
     """
@@ -75,11 +102,24 @@ def index(
     if verify:
         _verify(collection, console)
         return
-    if lexical or not dense:
+    params = BM25Params(k1=k1, b=b, method=method.value)
+    dense_options = {
+        "backend": dense_backend.value,
+        "window": dense_window,
+        "overlap": dense_overlap,
+        "batch_size": dense_batch_size,
+        "dtype": dense_dtype.value,
+        "max_chunks_per_page": dense_max_chunks,
+        "workers": dense_workers,
+    }
+    if all_indexes:
+        _build_all(collection, params, dense, dense_options, int(token_bits.value), rebuild, console)
+        return
+    if lexical or not (dense or tokens):
         with console.status(f"BM25 index of {store.n_pages} pages"):
-            path = build_lexical_index(collection, BM25Params(k1=k1, b=b, method=method.value), store=store)
+            path = build_lexical_index(collection, params, store=store)
         console.print(f"wrote {path}", highlight=False)
-    for model_path in dense:
+    for model_path in dense or ([None] if tokens else []):
         try:
             from nclue.index.dense import build_dense_index
         except ModuleNotFoundError as exc:
@@ -89,24 +129,49 @@ def index(
         path = build_dense_index(
             collection,
             model_path,
-            backend=dense_backend.value,
-            window=dense_window,
-            overlap=dense_overlap,
-            batch_size=dense_batch_size,
-            dtype=dense_dtype.value,
             rebuild=rebuild,
-            max_chunks_per_page=dense_max_chunks,
             progress=True,
+            tokens=tokens,
+            token_bits=int(token_bits.value),
+            **dense_options,
         )
-        console.print(f"wrote {path}", highlight=False)
+        console.print(f"wrote {path}" + (" (+ token index)" if tokens else ""), highlight=False)
+
+
+def _build_all(collection: Path, params, models: list[str], dense: dict, bits: int, rebuild: bool, console) -> None:  # noqa: ANN001 - BM25Params, rich Console
+    from nclue.index.builders import IndexOptions, build_all
+
+    if len(models) > 1:
+        raise NclueError("--all builds one dense index: name at most one --dense model")
+    options = IndexOptions(
+        bm25=params,
+        dense_model=models[0] if models else None,
+        dense_backend=dense["backend"],
+        dense_window=dense["window"],
+        dense_overlap=dense["overlap"],
+        dense_max_chunks=dense["max_chunks_per_page"],
+        dense_batch_size=dense["batch_size"],
+        dense_dtype=dense["dtype"],
+        token_bits=bits,
+        workers=dense["workers"],
+        rebuild=rebuild,
+    )
+    build_all(
+        collection,
+        options,
+        progress=True,
+        on_step=lambda step: console.print(f"{step.name}: {step.action} ({step.seconds:.1f} s)", highlight=False),
+    )
 
 
 def _verify(collection: Path, console) -> None:  # noqa: ANN001 - rich Console
     from nclue.index.dense import verify_dense_indexes
     from nclue.index.lexical import index_exists, verify_lexical_index
+    from nclue.index.tokens import verify_token_indexes
 
     found = {"lexical": verify_lexical_index(collection)} if index_exists(collection) else {}
     found.update({f"dense/{name}": issues for name, issues in verify_dense_indexes(collection).items()})
+    found.update({f"tokens/{name}": issues for name, issues in verify_token_indexes(collection).items()})
     if not found:
         raise NclueError(f"{collection}: no index to verify; build one with `nclue index {collection} --lexical`")
     for name, issues in found.items():

@@ -11,10 +11,19 @@ Building is resumable: chunks are embedded in shards of ``shard_size`` chunks wr
 atomically to ``shards/``; a rerun with the same model and settings skips finished
 shards, and the shards are joined into ``vectors.npy`` at the end. A directory whose
 manifest names another model, backend or chunking is never appended to (vectors of two
-models are never mixed); pass ``rebuild=True`` to replace it.
+models are never mixed); pass ``rebuild=True`` to replace it. With ``tokens=True`` the
+same encoder pass also writes the late-interaction token index
+(:mod:`nclue.index.tokens`): the token states the encoder computes before pooling are
+compressed and stored instead of thrown away.
+
+The default encoder path is :data:`~nclue.models.encoder.DEFAULT_BACKEND` (bfloat16
+weights, length-sorted batches of :data:`~nclue.models.encoder.DEFAULT_BATCH_SIZE`).
 
 At query time :func:`open_dense_index` finds the index, checks that the collection has
-not changed and that the model files still hash to the recorded SHA-256.
+not changed and that the model files still hash to the recorded SHA-256. Queries are
+encoded on the vectors' backend, except for the bfloat16 default: its queries go through
+the exact fp32 ONNX graph of the same model (few, short texts; the bfloat16 rounding then
+sits on the document side only).
 """
 
 from __future__ import annotations
@@ -31,10 +40,22 @@ import numpy as np
 
 from nclue.corpus.store import PageStore, pages_fingerprint
 from nclue.errors import NclueError
+from nclue.index.encoding import ShardResult, run_shards
 from nclue.index.integrity import check, problems, record_files
+from nclue.index.progress import chunk_progress
+from nclue.index.tokens import DEFAULT_BITS, TokenShards, token_dir, token_settings, tokens_pass
 from nclue.io import atomic_write_bytes, exclusive_lock, writable_dir, write_json
 from nclue.models.chunking import Chunks, chunk_pages
-from nclue.models.encoder import BACKENDS, Encoder, load_encoder, load_tokenizer, resolve_model_path
+from nclue.models.encoder import (
+    BACKENDS,
+    DEFAULT_BACKEND,
+    DEFAULT_BATCH_SIZE,
+    QUERY_BACKEND,
+    Encoder,
+    load_encoder,
+    load_tokenizer,
+    resolve_model_path,
+)
 from nclue.models.identity import model_identity
 from nclue.models.st_layout import read_layout
 
@@ -106,8 +127,15 @@ class DenseIndex:
         """Model directory recorded at build time."""
         return Path(self.manifest["model_path"])
 
-    def load_encoder(self, model_path: str | os.PathLike[str] | None = None, batch_size: int = 16) -> Encoder:
-        """The query encoder: same model files (checked by SHA-256) and same backend as the vectors."""
+    def load_encoder(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        queries: bool = True,
+    ) -> Encoder:
+        """The query encoder (``queries``) or the encoder that made the vectors: same model files
+        (checked by SHA-256); the backend is the vectors' own, except that queries of a bfloat16
+        index are encoded by the exact fp32 graph (:data:`~nclue.models.encoder.QUERY_BACKEND`)."""
         path = Path(model_path) if model_path is not None else self.model_path
         if not path.is_dir():
             raise NclueError(
@@ -116,7 +144,8 @@ class DenseIndex:
                 f"`{build_command(self.directory.parents[2])}`"
             )
         check_same_model(self, path)
-        return load_encoder(path, backend=self.backend, batch_size=batch_size)
+        backend = QUERY_BACKEND.get(self.backend, self.backend) if queries else self.backend
+        return load_encoder(path, backend=backend, batch_size=batch_size)
 
 
 def check_same_model(index: DenseIndex, model_path: str | os.PathLike[str]) -> None:
@@ -131,23 +160,57 @@ def check_same_model(index: DenseIndex, model_path: str | os.PathLike[str]) -> N
         )
 
 
-def _index_dir(collection_dir: Path, model_path: Path, backend: str) -> Path:
-    return dense_root(collection_dir) / f"{model_identity(model_path).key}-{backend}"
+def dense_settings(
+    collection_dir: str | os.PathLike[str],
+    model_path: str | os.PathLike[str] | None = None,
+    backend: str = DEFAULT_BACKEND,
+    window: int | None = None,
+    overlap: int = DEFAULT_OVERLAP,
+    dtype: str = "float32",
+    max_chunks_per_page: int | None = None,
+    shard_size: int = DEFAULT_SHARD_SIZE,
+    store: PageStore | None = None,
+    **_: Any,
+) -> dict[str, Any]:
+    """``{"key": directory name, "settings": manifest fields}`` of the index these arguments build
+    (the fields an existing index must match to be resumed or reused)."""
+    path = resolve_model_path(model_path).resolve()
+    layout = read_layout(path)
+    identity = model_identity(path)
+    pages = store if store is not None else PageStore.open(collection_dir)
+    return {
+        "key": f"{identity.key}-{backend}",
+        "settings": {
+            "format": FORMAT_VERSION,
+            "model": identity.to_json(),
+            "backend": backend,
+            "window": int(window) if window is not None else max(1, layout.max_seq_length - 2),
+            "overlap": int(overlap),
+            "dtype": dtype,
+            "shard_size": int(shard_size),
+            "pages_sha256": pages.fingerprint,
+            "n_pages": int(pages.n_pages),
+            "max_chunks_per_page": max_chunks_per_page,
+        },
+    }
 
 
 def build_dense_index(
     collection_dir: str | os.PathLike[str],
     model_path: str | os.PathLike[str] | None = None,
-    backend: str = "torch",
+    backend: str = DEFAULT_BACKEND,
     window: int | None = None,
     overlap: int = DEFAULT_OVERLAP,
-    batch_size: int = 16,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     progress: bool = False,
     dtype: str = "float32",
     shard_size: int = DEFAULT_SHARD_SIZE,
     rebuild: bool = False,
     threads: int | None = None,
     max_chunks_per_page: int | None = None,
+    tokens: bool = False,
+    token_bits: int = DEFAULT_BITS,
+    workers: int | None = None,
 ) -> Path:
     """Embed every page chunk of a collection; return the index directory.
 
@@ -155,7 +218,11 @@ def build_dense_index(
     model's ``max_seq_length − 2`` tokens, ``overlap`` to 32 tokens; ``max_chunks_per_page``
     keeps only each page's first windows (``None`` = the whole page). Resumes an
     unfinished build with identical settings; refuses to touch an index built with other
-    settings unless ``rebuild``.
+    settings unless ``rebuild``. ``tokens`` also builds the token index
+    (``token_bits``-bit codes) in the same encoder pass — or, when the dense vectors already
+    exist, in a token-only pass over their chunks. ``workers`` encoder processes take the
+    shards (``None`` = one per CPU; :mod:`nclue.index.encoding`); ``threads`` applies to a
+    single in-process encoder.
     """
     if backend not in BACKENDS:
         raise NclueError(f"unknown dense backend {backend!r}; choose one of {', '.join(BACKENDS)}")
@@ -166,25 +233,13 @@ def build_dense_index(
     collection = Path(collection_dir)
     store = PageStore.open(collection)
     path = resolve_model_path(model_path).resolve()
-    layout = read_layout(path)
-    identity = model_identity(path)
-    win = int(window) if window is not None else max(1, layout.max_seq_length - 2)
-    directory = _index_dir(collection, path, backend)
-    settings = {
-        "format": FORMAT_VERSION,
-        "model": identity.to_json(),
-        "backend": backend,
-        "window": win,
-        "overlap": int(overlap),
-        "dtype": dtype,
-        "shard_size": int(shard_size),
-        "pages_sha256": store.fingerprint,
-        "n_pages": int(store.n_pages),
-        "max_chunks_per_page": max_chunks_per_page,
-    }
+    wanted = dense_settings(collection, path, backend, window, overlap, dtype, max_chunks_per_page, shard_size, store)
+    settings = wanted["settings"]
+    win = int(settings["window"])
+    directory = dense_root(collection) / wanted["key"]
     writable_dir(dense_root(collection), "index")
     with exclusive_lock(collection, "collection"):
-        return _build(
+        built = _build(
             collection,
             store,
             path,
@@ -199,7 +254,13 @@ def build_dense_index(
             win,
             directory,
             settings,
+            token_bits if tokens else None,
+            workers,
         )
+        if tokens:
+            index = open_index_dir(collection, built)
+            tokens_pass(collection, index, None, token_bits, None, False, progress, batch_size, workers)
+        return built
 
 
 def _build(
@@ -217,8 +278,11 @@ def _build(
     win: int,
     directory: Path,
     settings: dict[str, Any],
+    token_bits: int | None,
+    workers: int | None,
 ) -> Path:
-    """:func:`build_dense_index` while holding the collection's lock."""
+    """:func:`build_dense_index` while holding the collection's lock (tokens in the same pass
+    when ``token_bits`` is set and the dense vectors are not finished yet)."""
     if rebuild and directory.exists():
         shutil.rmtree(directory)
     existing = _read_manifest(directory)
@@ -237,64 +301,60 @@ def _build(
     tokenizer = load_tokenizer(path)
     texts = store.texts
     chunks = chunk_pages(texts, tokenizer, win, int(settings["overlap"]), max_chunks=max_chunks_per_page)
-    encoder = load_encoder(path, backend=backend, batch_size=batch_size, threads=threads)
-    manifest = {
-        **settings,
-        "model_path": str(path),
-        "n_chunks": len(chunks),
-        "dim": int(encoder.dim),
-        "complete": False,
-    }
+    manifest = {**settings, "model_path": str(path), "n_chunks": len(chunks), "complete": False}
     directory.mkdir(parents=True, exist_ok=True)
     _save_npz(directory / CHUNKS, page=chunks.page, start=chunks.start, end=chunks.end)
     write_json(directory / MANIFEST, manifest)
     shard_dir = directory / SHARDS
     shard_dir.mkdir(exist_ok=True)
     n_shards = (len(chunks) + shard_size - 1) // shard_size
-    todo = [i for i in range(n_shards) if not (shard_dir / f"shard-{i:05d}.npy").is_file()]
-    _encode_shards(encoder, chunks, texts, shard_dir, todo, shard_size, dtype, progress, directory.name)
-    parts = [np.load(shard_dir / f"shard-{i:05d}.npy") for i in range(n_shards)]
-    vectors = np.concatenate(parts) if parts else np.zeros((0, manifest["dim"]), dtype=dtype)
-    if vectors.shape != (len(chunks), manifest["dim"]):
-        raise NclueError(
-            f"{shard_dir}: shards hold {vectors.shape}, expected {(len(chunks), manifest['dim'])}; rebuild"
+    token_shards = None
+    if token_bits is not None and backend != "static":
+        link = DenseIndex(directory, manifest, chunks, np.zeros((0, 0), np.float32))
+        token_shards = TokenShards(
+            token_dir(collection, directory.name), token_settings(link, token_bits, shard_size), rebuild
         )
+        token_shards.start()
+    todo = [
+        i
+        for i in range(n_shards)
+        if not (shard_dir / f"shard-{i:05d}.npy").is_file() or (token_shards is not None and not token_shards.done(i))
+    ]
+
+    def rows(shard: int) -> slice:
+        return slice(shard * shard_size, min((shard + 1) * shard_size, len(chunks)))
+
+    with chunk_progress("dense", directory.name, sum(rows(i).stop - rows(i).start for i in todo), progress) as tick:
+
+        def store_shard(shard: int, n: int, result: ShardResult) -> None:
+            vectors, packed = result
+            if token_shards is not None and packed is not None:
+                token_shards.write(shard, packed)  # token codes first: a shard is done when both exist
+            _save_npy(shard_dir / f"shard-{shard:05d}.npy", np.asarray(vectors).astype(dtype))
+            tick(n)
+
+        run_shards(
+            ((i, chunks.texts(texts, rows(i))) for i in todo),
+            len(todo),
+            lambda: load_encoder(path, backend=backend, batch_size=batch_size, threads=threads),
+            (str(path), backend, batch_size),
+            workers,
+            True,
+            token_bits if token_shards is not None else None,
+            store_shard,
+        )
+    parts = [np.load(shard_dir / f"shard-{i:05d}.npy") for i in range(n_shards)]
+    dim = int(parts[0].shape[1]) if parts else int(load_encoder(path, backend=backend).dim)
+    vectors = np.concatenate(parts) if parts else np.zeros((0, dim), dtype=dtype)
+    if vectors.shape != (len(chunks), dim):
+        raise NclueError(f"{shard_dir}: shards hold {vectors.shape}, expected {(len(chunks), dim)}; rebuild")
     _save_npy(directory / VECTORS, vectors.astype(dtype, copy=False))
     files = record_files(directory, (CHUNKS, VECTORS))
-    write_json(directory / MANIFEST, {**manifest, "complete": True, "files": files})
+    write_json(directory / MANIFEST, {**manifest, "dim": dim, "complete": True, "files": files})
     shutil.rmtree(shard_dir)
+    if token_shards is not None:
+        token_shards.finish(n_shards, len(chunks), dim)
     return directory
-
-
-def _encode_shards(
-    encoder: Encoder,
-    chunks: Chunks,
-    texts: list[str],
-    shard_dir: Path,
-    todo: list[int],
-    shard_size: int,
-    dtype: str,
-    progress: bool,
-    label: str,
-) -> None:
-    """Encode the listed shards, each written atomically as soon as it is done."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    total = sum(min(shard_size, len(chunks) - i * shard_size) for i in todo)
-    with Progress(
-        TextColumn("[bold]dense[/] {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("chunks"),
-        TimeRemainingColumn(),
-        disable=not progress,
-    ) as bar:
-        task = bar.add_task(label, total=total)
-        for shard in todo:
-            rows = slice(shard * shard_size, min((shard + 1) * shard_size, len(chunks)))
-            vectors = encoder.encode(chunks.texts(texts, rows)).astype(dtype)
-            _save_npy(shard_dir / f"shard-{shard:05d}.npy", vectors)
-            bar.advance(task, rows.stop - rows.start)
 
 
 def list_dense_indexes(collection_dir: str | os.PathLike[str]) -> list[Path]:

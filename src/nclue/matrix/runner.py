@@ -7,6 +7,16 @@ files). ``RUN_DIR/matrix.json`` records, per run, that hash, the inputs, the lib
 versions and the wall time; a run is skipped when its hash is unchanged and its files
 still carry the recorded SHA-256. Anything else — a changed system, form, depth, query
 file, collection or index — reruns it.
+
+Runs are independent, so they run in parallel: ``workers`` processes (default: one per
+CPU; :mod:`nclue.engine`'s spawn pool, workers die with their parent) each open the
+collection once — the indexes are memory-mapped, so the processes share their pages in
+the OS page cache — and take runs longest first (by the recorded seconds of the previous
+matrix). Each worker uses ``CPUs / workers`` threads. Only this process writes the
+manifest and holds the run folder's lock. Run files are identical to a serial run's
+(``tests/matrix/test_matrix.py``): a system's output depends on its own queries only —
+encoders and MaxSim compute each text alone (no padded batch shared with other texts)
+and thread counts do not change the kernels' results.
 """
 
 from __future__ import annotations
@@ -16,8 +26,10 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from nclue._version import __version__
+from nclue.errors import NclueError
 from nclue.io import dumps_canonical, exclusive_lock, sha256_bytes, sha256_file, writable_dir, write_json
 from nclue.matrix.spec import MatrixSpec, RunSpec
 from nclue.release import CORPUS_FILE, QUERIES_FILE, Release
@@ -104,26 +116,40 @@ def run_matrix(
     out_dir: str | os.PathLike[str],
     progress: bool = False,
     force: bool = False,
+    workers: int | None = None,
 ) -> MatrixResult:
     """Produce every run of ``spec`` in ``out_dir`` (TREC + JSONL each), skipping unchanged ones.
 
-    The manifest is rewritten atomically after every run, so an interrupted matrix resumes
-    where it stopped.
+    ``workers``: processes running runs in parallel (``None`` = one per CPU, ``1`` = this
+    process). The manifest is rewritten atomically after every finished run, so an
+    interrupted matrix resumes where it stopped.
     """
     coll = Path(collection_dir)
     release = Release.open(bench_dir, with_qrels=False)
     out = writable_dir(out_dir, "run folder")
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    if count < 1:
+        raise NclueError(f"matrix workers must be at least 1, got {count}")
     with exclusive_lock(out, "run folder"):
-        return _run(spec, release, coll, out, progress, force)
+        return _run(spec, release, Path(bench_dir), coll, out, progress, force, count)
 
 
-def _run(spec: MatrixSpec, release: Release, coll: Path, out: Path, progress: bool, force: bool) -> MatrixResult:
+def _run(
+    spec: MatrixSpec,
+    release: Release,
+    bench: Path,
+    coll: Path,
+    out: Path,
+    progress: bool,
+    force: bool,
+    workers: int,
+) -> MatrixResult:
     """:func:`run_matrix` while holding the run folder's lock."""
-    from nclue.systems.registry import Workspace
-    from nclue.systems.run import run_systems
+    from nclue.engine import LocalEngine
 
     manifest = _load_manifest(out)
     inputs = input_fingerprints(release, coll)
+    previous = {name: entry.get("seconds", 0.0) for name, entry in manifest.get("runs", {}).items()}
     manifest.update(
         {"spec": {"source": spec.source, "sha256": spec.sha256, "depth": spec.depth, "k": spec.k, "form": spec.form}}
     )
@@ -132,47 +158,82 @@ def _run(spec: MatrixSpec, release: Release, coll: Path, out: Path, progress: bo
     for stale in set(runs) - set(spec.run_names):
         del runs[stale]
     result = MatrixResult()
-    workspace: Workspace | None = None
-    for i, run in enumerate(spec.runs, start=1):
+    todo: list[tuple[RunSpec, str]] = []
+    for run in spec.runs:
         digest = spec_hash(run, spec.depth, inputs)
         if not force and _unchanged(runs.get(run.name), digest, out):
             result.skipped.append(run.name)
-            continue
-        if progress:
-            from rich.console import Console
+        else:
+            todo.append((run, digest))
+    todo.sort(key=lambda item: -float(previous.get(item[0].name) or 0.0))  # longest first; stable otherwise
+    count = max(1, min(workers, len(todo)))
+    threads = max(1, (os.cpu_count() or 1) // count) if count > 1 else None
+    engine = LocalEngine(count)
+    args = [(str(bench), str(coll), str(out), run.system, run.form, spec.depth, spec.form, threads) for run, _ in todo]
+    console = None
+    if progress:
+        from rich.console import Console
 
-            Console(stderr=True).print(f"[{i}/{len(spec.runs)}] {run.name}", highlight=False)
-        if workspace is None:
-            workspace = Workspace(coll)
-        started = time.perf_counter()
-        report = run_systems(
-            release,
-            workspace,
-            [run.system],
-            form=run.form,
-            out_dir=out,
-            depth=spec.depth,
-            progress=progress,
-            default_form=spec.form,
-        )
-        seconds = time.perf_counter() - started
-        errors = report.failed.get(run.name, {})
-        if errors:
-            result.failed[run.name] = f"{len(errors)} queries without a ranking (e.g. {next(iter(errors.values()))})"
-        runs[run.name] = {
-            "system": run.system,
-            "form": run.form,
-            "block": run.block,
-            "category": run.category,
-            "spec_hash": digest,
-            "inputs": inputs,
-            "versions": versions(),
-            "seconds": round(seconds, 3),
-            "queries_without_ranking": len(errors),
-            "files": {p.name: sha256_file(p) for p in report.files},
-        }
-        result.notes.append(report.summary())
-        result.ran.append(run.name)
-        write_json(out / MANIFEST, manifest)
+        console = Console(stderr=True)
+        console.print(f"{len(todo)} run(s) to produce on {count} worker(s), {len(result.skipped)} unchanged")
+    try:
+        for done, (position, outcome) in enumerate(engine.imap(_produce, args), start=1):
+            run, digest = todo[position]
+            if outcome["error"]:
+                result.failed[run.name] = outcome["error"]
+            runs[run.name] = {
+                "system": run.system,
+                "form": run.form,
+                "block": run.block,
+                "category": run.category,
+                "spec_hash": digest,
+                "inputs": inputs,
+                "versions": versions(),
+                "seconds": outcome["seconds"],
+                "queries_without_ranking": outcome["failed_queries"],
+                "files": outcome["files"],
+            }
+            result.notes.append(outcome["summary"])
+            result.ran.append(run.name)
+            write_json(out / MANIFEST, manifest)
+            if console is not None:
+                console.print(f"[{done}/{len(todo)}] {run.name}  {outcome['seconds']:.1f} s", highlight=False)
+    finally:
+        engine.close()
+        _WORKSPACES.clear()
     write_json(out / MANIFEST, manifest)
     return result
+
+
+_WORKSPACES: dict[tuple[str, str], Any] = {}
+"""Per process: the opened release and workspace of the matrix being run (reused across its runs)."""
+
+
+def _produce(
+    bench: str, coll: str, out: str, system: str, form: str, depth: int, default_form: str, threads: int | None
+) -> dict[str, Any]:
+    """Produce one run (in a worker process or this one); return what the manifest records."""
+    from nclue.systems.registry import Workspace
+    from nclue.systems.run import run_systems
+
+    key = (bench, coll)
+    if key not in _WORKSPACES:
+        if threads is not None:  # a pool worker: its share of the CPUs, read by torch and ONNX Runtime at load
+            for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+                os.environ[name] = str(threads)
+        _WORKSPACES.clear()
+        _WORKSPACES[key] = (Release.open(bench, with_qrels=False), Workspace(coll))
+    release, workspace = _WORKSPACES[key]
+    started = time.perf_counter()
+    report = run_systems(
+        release, workspace, [system], form=form, out_dir=out, depth=depth, progress=False, default_form=default_form
+    )
+    seconds = time.perf_counter() - started
+    errors = next(iter(report.failed.values()), {})
+    return {
+        "seconds": round(seconds, 3),
+        "failed_queries": len(errors),
+        "error": f"{len(errors)} queries without a ranking (e.g. {next(iter(errors.values()))})" if errors else "",
+        "files": {p.name: sha256_file(p) for p in report.files},
+        "summary": report.summary(),
+    }

@@ -1,17 +1,25 @@
-"""One entry point for bi-encoders: :func:`load_encoder` over four interchangeable backends.
+"""One entry point for bi-encoders: :func:`load_encoder` over five interchangeable backends.
 
-=========  ==============================================================  =====================
-backend    what runs                                                       vectors equal torch?
-=========  ==============================================================  =====================
-torch      ``SentenceTransformer.encode`` (any sentence-transformers dir)  (reference)
-onnx       the same transformer exported to ONNX, ONNX Runtime fp32         yes, to ~1e-6
-onnx-int8  ONNX Runtime with dynamic int8 weights                           close (cos ≈ 0.98+)
-static     model2vec static embeddings distilled from the model             no (a different model)
-=========  ==============================================================  =====================
+==========  ==============================================================  =====================
+backend     what runs                                                       vectors equal torch?
+==========  ==============================================================  =====================
+torch       ``SentenceTransformer.encode`` (any sentence-transformers dir)  (reference)
+torch-bf16  the same weights in bfloat16, SDPA attention, length-sorted      close (cos ≈ 0.9998)
+onnx        the same transformer exported to ONNX, ONNX Runtime fp32         yes, to ~1e-6
+onnx-int8   ONNX Runtime with dynamic int8 weights                           close (cos ≈ 0.98+)
+static      model2vec static embeddings distilled from the model             no (a different model)
+==========  ==============================================================  =====================
+
+``torch-bf16`` is the default (:data:`DEFAULT_BACKEND`) for building dense indexes: the
+fastest path whose rankings agree with exact fp32 (``benchmarks/encode.py``,
+``benchmarks/dense_agreement.py``; on a CPU without native bfloat16 — no AVX512-BF16 or
+AMX — choose ``onnx``). Queries against such an index are encoded in fp32
+(:data:`QUERY_BACKEND`).
 
 Every encoder has ``identity`` (:class:`~nclue.models.identity.ModelIdentity`),
 ``backend``, ``max_length``, ``dim``, ``encode(texts) -> (n, dim) float32`` (L2-normalised)
-and — except ``static`` — ``token_vectors(texts) -> list[(n_tokens, dim)]``.
+and — except ``static`` — ``token_vectors(texts) -> list[(n_tokens, dim)]``;
+:func:`encode_with_tokens` gives both from one forward pass where the backend can.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -27,7 +35,15 @@ from nclue.errors import NclueError
 from nclue.models.identity import ModelIdentity, bundled_model_path, cache_dir, model_identity
 from nclue.models.st_layout import read_layout
 
-BACKENDS: tuple[str, ...] = ("torch", "onnx", "onnx-int8", "static")
+if TYPE_CHECKING:
+    from nclue.models.onnx_encoder import MeanPoolEncoder
+
+BACKENDS: tuple[str, ...] = ("torch", "torch-bf16", "onnx", "onnx-int8", "static")
+DEFAULT_BACKEND = "torch-bf16"
+DEFAULT_BATCH_SIZE = 32
+QUERY_BACKEND: dict[str, str] = {"torch-bf16": "onnx"}
+"""Query-time backend of an index made on another one: bfloat16 is a bulk-encoding precision;
+queries (few, short) are encoded exactly, by the fp32 ONNX graph of the same model files."""
 
 
 @runtime_checkable
@@ -46,8 +62,33 @@ class Encoder(Protocol):
     def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]: ...
 
 
-class _OnnxBackend:
-    """:class:`OnnxMeanPoolEncoder` carrying the *source* model's identity and a backend tag."""
+class _Wrapped:
+    """An inner :class:`~nclue.models.onnx_encoder.MeanPoolEncoder` carrying the *source* model's
+    identity and a backend tag."""
+
+    inner: MeanPoolEncoder
+    identity: ModelIdentity
+    backend: str
+    max_length: int
+    batch_size: int
+    threads: tuple[int, ...]
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.encode(texts)
+
+    def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
+        return self.inner.token_vectors(texts)
+
+    def encode_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray]]:
+        return self.inner.encode_with_tokens(texts)
+
+
+class _OnnxBackend(_Wrapped):
+    """ONNX Runtime over the cached export of the model (fp32 or dynamic int8)."""
 
     def __init__(
         self, model_path: Path, int8: bool, batch_size: int, threads: int, max_length: int | None, inter_threads: int
@@ -70,15 +111,28 @@ class _OnnxBackend:
         self.batch_size = batch_size
         self.threads = (threads, inter_threads)
 
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        return self.inner.encode(texts)
+class _Bf16Backend(_Wrapped):
+    """:class:`~nclue.models.bf16_encoder.Bf16MeanPoolEncoder` with the model's identity and backend tag."""
 
-    def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
-        return self.inner.token_vectors(texts)
+    def __init__(self, model_path: Path, batch_size: int, max_length: int | None, threads: tuple[int, ...]) -> None:
+        from nclue.models.bf16_encoder import Bf16MeanPoolEncoder
+
+        self.inner = Bf16MeanPoolEncoder(model_path, max_length=max_length, batch_size=batch_size)
+        self.identity = model_identity(model_path)
+        self.backend = "torch-bf16"
+        self.max_length = self.inner.max_length
+        self.batch_size = batch_size
+        self.threads = threads
+
+
+def encode_with_tokens(encoder: Encoder, texts: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """``(encode(texts), token_vectors(texts))``: one forward pass on the ONNX and bfloat16
+    backends, two on ``torch`` (``SentenceTransformer`` returns one output per call)."""
+    both = getattr(encoder, "encode_with_tokens", None)
+    if both is not None:
+        return both(texts)
+    return encoder.encode(texts), encoder.token_vectors(texts)
 
 
 def describe(encoder: Encoder) -> dict:
@@ -87,7 +141,7 @@ def describe(encoder: Encoder) -> dict:
     Stored in manifests that must change whenever the vectors could (the R03 freeze, indexes).
     ONNX backends add the SHA-256 of the exported graph files.
     """
-    out = {
+    out: dict = {
         "model": encoder.identity.name,
         "sha256": encoder.identity.sha256,
         "backend": encoder.backend,
@@ -98,7 +152,7 @@ def describe(encoder: Encoder) -> dict:
         "normalise": "l2",
     }
     inner = getattr(encoder, "inner", None)
-    if inner is not None:
+    if inner is not None and hasattr(inner, "onnx_dir"):
         from nclue.io import sha256_file
 
         out["onnx_sha256"] = {p.name: sha256_file(p) for p in sorted(Path(inner.onnx_dir).glob("*.onnx"))}
@@ -128,16 +182,14 @@ def load_encoder(
 
     ``max_length`` truncates inputs below the model's own limit (word pieces); ``threads`` /
     ``inter_threads`` set the intra-/inter-op thread counts (torch: process-wide, only when
-    given). Raises :class:`NclueError` for an unknown backend, a missing path or a directory
+    given; ONNX Runtime: ``$OMP_NUM_THREADS``, else one per CPU, when not given). Raises :class:`NclueError` for an unknown backend, a missing path or a directory
     that is not a sentence-transformers model.
     """
     if backend not in BACKENDS:
         raise NclueError(f"unknown encoder backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     path = resolve_model_path(model_path)
     read_layout(path)
-    if backend == "torch":
-        from nclue.models.st_encoder import SentenceTransformerEncoder
-
+    if backend in ("torch", "torch-bf16"):
         if threads is not None:
             import torch
 
@@ -146,13 +198,24 @@ def load_encoder(
                 torch.set_num_interop_threads(int(inter_threads))
             except RuntimeError:  # torch allows this once per process
                 pass
+        if backend == "torch-bf16":
+            used = (int(threads), int(inter_threads)) if threads is not None else ()
+            return _Bf16Backend(path, batch_size, max_length, used)
+        from nclue.models.st_encoder import SentenceTransformerEncoder
+
         return SentenceTransformerEncoder(path, batch_size=batch_size, max_length=max_length)
     if backend == "static":
         from nclue.models.static import StaticEncoder
 
         return StaticEncoder(path)
-    n_threads = int(threads or os.cpu_count() or 1)
+    n_threads = int(threads or _omp_threads() or os.cpu_count() or 1)
     return _OnnxBackend(path, backend == "onnx-int8", batch_size, n_threads, max_length, inter_threads)
+
+
+def _omp_threads() -> int | None:
+    """``$OMP_NUM_THREADS`` as a count (its first level), or ``None`` when unset or not a number."""
+    first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    return int(first) if first.isdigit() and int(first) > 0 else None
 
 
 def load_tokenizer(model_path: str | os.PathLike[str] | None = None):  # noqa: ANN201 - tokenizers.Tokenizer

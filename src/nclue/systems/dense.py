@@ -10,7 +10,7 @@ same model files (checked by SHA-256) on the same backend. Every generic operati
 
 Backbone tokens: ``dense`` uses the collection's only dense index; ``dense:VARIANT``
 selects one of several (:func:`variant_matches`): by its directory name or a prefix of it,
-its backend (``torch``, ``onnx``, ``onnx-int8``, ``static``), a SHA-256 prefix, or a word
+its backend (``torch``, ``torch-bf16``, ``onnx``, ``onnx-int8``, ``static``), a SHA-256 prefix, or a word
 of its model name (``dense:minilm``).
 """
 
@@ -127,16 +127,27 @@ class DenseBackbone:
         return self._vectors
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Query vectors, cached by text (conditions recur across systems and queries)."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        if missing:
-            for text, vector in zip(missing, self.encoder.encode(missing)):
-                self._cache[text] = vector
+        """Query vectors, cached by text (conditions recur across systems and queries).
+
+        Each text is encoded in its own forward pass: a vector then depends on its text only,
+        never on which other texts shared a padded batch, so a run's scores do not depend on
+        the runs (or processes) that filled the cache before it.
+        """
+        for text in dict.fromkeys(texts):
+            if text not in self._cache:
+                self._cache[text] = self.encoder.encode([text])[0]
         for text in texts:
             self._cache.move_to_end(text)
         while len(self._cache) > CACHE_TEXTS:
             self._cache.popitem(last=False)
         return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.vectors.shape[1]), np.float32)
+
+    def remember(self, text: str, vector: np.ndarray) -> None:
+        """Cache the query vector of ``text`` computed elsewhere by :attr:`encoder` on ``[text]`` alone
+        (MaxSim gets it from the forward pass that gives its query tokens)."""
+        self._cache[text] = vector
+        while len(self._cache) > CACHE_TEXTS:
+            self._cache.popitem(last=False)
 
     def chunk_scores(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), n_chunks)`` cosines between each text and every chunk."""

@@ -7,11 +7,16 @@ of all chunks of page ``p`` (every vector L2-normalised, special tokens included
 
     maxsim(q, p) = (1 / |q|) Σ_i max_j ⟨q_i, d_j⟩
 
-Token vectors for a whole collection would not fit in memory, so MaxSim rescoring runs on
-a candidate pool: for each text, the ``POOL_PAGES`` best pages under the dense backbone's
-cosine; every other page scores 0 (no support, as in every backbone). Page token vectors
-are computed on demand with the index's own encoder and kept in an LRU cache.
-``maxsim:VARIANT`` selects the dense index exactly like ``dense:VARIANT``.
+MaxSim rescoring runs on a candidate pool: for each text, the ``POOL_PAGES`` best pages
+under the dense backbone's cosine; every other page scores 0 (no support, as in every
+backbone). The page token vectors are read from the collection's token index
+(:mod:`nclue.index.tokens`, built with the dense vectors by ``nclue index --all`` or
+``--tokens``), decoded from their compressed codes; without a token index they are
+recomputed with the index's own encoder (exact, and slow: one encoder pass per pooled
+page). ``maxsim:VARIANT`` selects the dense index exactly like ``dense:VARIANT``.
+
+A text's scores depend on that text only (its query tokens and its dense row are computed
+alone), so they are cached by text and a run's output never depends on what ran before it.
 """
 
 from __future__ import annotations
@@ -26,10 +31,12 @@ from nclue.errors import NclueError
 from nclue.systems.dense import DenseBackbone
 
 if TYPE_CHECKING:
+    from nclue.index.tokens import TokenIndex
     from nclue.systems.registry import Workspace
 
-POOL_PAGES = 20  # pages encoded per text: token vectors cost one encoder pass per pooled page
+POOL_PAGES = 20  # pages rescored per text
 CACHE_PAGES = 2000
+CACHE_TEXTS = 4096
 
 
 def maxsim(query: np.ndarray, doc: np.ndarray) -> float:
@@ -39,60 +46,100 @@ def maxsim(query: np.ndarray, doc: np.ndarray) -> float:
     return float((query @ doc.T).max(axis=1).mean())
 
 
+def maxsim_segments(query: np.ndarray, docs: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """MaxSim of ``query`` against each segment ``docs[starts[i]:starts[i + 1]]`` (all non-empty), at once."""
+    if not len(query) or len(starts) < 2:
+        return np.zeros(max(len(starts) - 1, 0), np.float32)
+    sims = query @ docs.T
+    return np.maximum.reduceat(sims, starts[:-1], axis=1).mean(axis=0).astype(np.float32)
+
+
 class MaxSimBackbone:
     """Dense candidate pool (top ``pool`` pages per text) rescored by token-level MaxSim."""
 
-    def __init__(self, dense: DenseBackbone, pool: int = POOL_PAGES, name: str = "maxsim") -> None:
+    def __init__(
+        self, dense: DenseBackbone, tokens: TokenIndex | None = None, pool: int = POOL_PAGES, name: str = "maxsim"
+    ) -> None:
         if dense.index.backend == "static":
             raise NclueError(
                 f"{dense.index.directory}: maxsim needs contextual token vectors, which a static model has not; "
-                "use a dense index built with --dense-backend torch or onnx"
+                "use a dense index built with --dense-backend torch-bf16, torch or onnx"
             )
         self.dense = dense
+        self.tokens = tokens
         self.pages = dense.pages
         self.pool = int(pool)
         self.name = name
+        chunk_page = dense.index.chunks.page
+        self._first = np.searchsorted(chunk_page, np.arange(self.pages.n_pages), side="left")
+        self._end = np.searchsorted(chunk_page, np.arange(self.pages.n_pages), side="right")
         self._tokens: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._scores: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
 
     def page_tokens(self, rows: Sequence[int]) -> list[np.ndarray]:
-        """Token vectors (float16, all chunks stacked) of the given page rows, cached."""
-        missing = [r for r in dict.fromkeys(int(r) for r in rows) if r not in self._tokens]
-        if missing:
-            chunks = self.dense.index.chunks
-            texts = self.dense.store_texts()
-            which = np.flatnonzero(np.isin(chunks.page, missing))
-            chunk_texts = [texts[int(chunks.page[i])][int(chunks.start[i]) : int(chunks.end[i])] for i in which]
-            vectors = self.dense.encoder.token_vectors(chunk_texts)
-            per_page: dict[int, list[np.ndarray]] = {r: [] for r in missing}
-            for i, v in zip(which, vectors):
-                per_page[int(chunks.page[i])].append(v.astype(np.float16))
-            dim = int(self.dense.vectors.shape[1])
-            for r in missing:
-                self._tokens[r] = np.concatenate(per_page[r]) if per_page[r] else np.zeros((0, dim), np.float16)
-        out = []
-        for r in rows:
-            self._tokens.move_to_end(int(r))
-            out.append(self._tokens[int(r)])
+        """Token vectors (all chunks stacked, float32) of the given page rows: decoded from the token
+        index, or recomputed page by page with the index's encoder (cached) when there is none."""
+        if self.tokens is not None:
+            vectors, starts = self.tokens.spans([(int(self._first[r]), int(self._end[r])) for r in rows])
+            return [vectors[a:b] for a, b in zip(starts[:-1], starts[1:])]
+        texts = self.dense.store_texts()
+        chunks = self.dense.index.chunks
+        dim = int(self.dense.vectors.shape[1])
+        for r in dict.fromkeys(int(r) for r in rows):
+            if r not in self._tokens:
+                which = range(int(self._first[r]), int(self._end[r]))
+                parts = self.dense.encoder.token_vectors(
+                    [texts[r][int(chunks.start[i]) : int(chunks.end[i])] for i in which]
+                )
+                self._tokens[r] = np.concatenate(parts) if parts else np.zeros((0, dim), np.float32)
+            self._tokens.move_to_end(r)
+        out = [self._tokens[int(r)] for r in rows]
         while len(self._tokens) > CACHE_PAGES:
             self._tokens.popitem(last=False)
         return out
 
+    def query_tokens(self, text: str) -> np.ndarray:
+        """Token vectors of ``text`` (alone); its pooled vector from the same forward pass goes to the
+        dense backbone's cache."""
+        from nclue.models.encoder import encode_with_tokens
+
+        pooled, tokens = encode_with_tokens(self.dense.encoder, [text])
+        self.dense.remember(text, pooled[0])
+        return tokens[0]
+
+    def text_scores(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(page rows, MaxSim scores)`` of one text's candidate pool (cached by text)."""
+        if text not in self._scores:
+            query = self.query_tokens(text)
+            dense = self.dense.page_scores([text])[0]
+            k = min(self.pool, len(dense))
+            candidates = np.argpartition(-dense, k - 1)[:k] if k else np.zeros(0, np.int64)
+            candidates = np.sort(candidates[dense[candidates] > 0])
+            scores = np.zeros(len(candidates), np.float32)
+            if len(candidates):
+                docs = self.page_tokens(candidates)
+                starts = np.r_[0, np.cumsum([len(d) for d in docs])]
+                scores = maxsim_segments(query, np.concatenate(docs), starts)
+            self._scores[text] = (candidates, scores)
+        self._scores.move_to_end(text)
+        while len(self._scores) > CACHE_TEXTS:
+            self._scores.popitem(last=False)
+        return self._scores[text]
+
     def page_scores(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), n_pages)`` float32: MaxSim on each text's dense top-``pool`` pages, 0 elsewhere."""
-        dense = self.dense.page_scores(texts)
-        out = np.zeros_like(dense)
-        queries = self.dense.encoder.token_vectors(list(texts))
-        for t, query in enumerate(queries):
-            k = min(self.pool, dense.shape[1])
-            candidates = np.argpartition(-dense[t], k - 1)[:k] if k else np.zeros(0, np.int64)
-            candidates = candidates[dense[t, candidates] > 0]
-            for row, tokens in zip(candidates, self.page_tokens(candidates)):
-                out[t, row] = maxsim(query, tokens.astype(np.float32))
+        out = np.zeros((len(texts), self.pages.n_pages), dtype=np.float32)
+        for t, text in enumerate(texts):
+            rows, scores = self.text_scores(text)
+            out[t, rows] = scores
         return out
 
 
 def load_backbone(workspace: Workspace, variant: str | None) -> MaxSimBackbone:
-    """Registry hook: MaxSim over the collection's dense index (``maxsim[:variant]``)."""
+    """Registry hook: MaxSim over the collection's dense index and its token index (``maxsim[:variant]``)."""
+    from nclue.index.tokens import open_token_index
+
     dense = workspace.backbone("dense" if variant is None else f"dense:{variant}")
     assert isinstance(dense, DenseBackbone)
-    return MaxSimBackbone(dense, name="maxsim" if variant is None else f"maxsim:{variant}")
+    tokens = open_token_index(workspace.collection_dir, dense.index)
+    return MaxSimBackbone(dense, tokens, name="maxsim" if variant is None else f"maxsim:{variant}")

@@ -12,7 +12,7 @@ windows by :func:`nclue.models.chunking.chunk_pages` with the scorer's tokenizer
 
 ``SCORER`` (see :mod:`nclue.models.crossencoder`): ``minilm`` — the bundled bi-encoder,
 passage score = cosine with the query (read from the collection's dense index when one was
-built with the same model files on the torch or onnx backend, else encoded on the fly);
+built with the same model files on the torch, torch-bf16 or onnx backend, else encoded on the fly);
 any other token — the local model named by ``NCLUE_MODEL_<TOKEN>``, a ``CrossEncoder``
 or a sentence-transformers bi-encoder. The query text is the request's rendering.
 """
@@ -55,12 +55,12 @@ class BiEncoderPassages:
     kind = "bi"
 
     def __init__(self, model_dir: Path, collection_dir: Path, texts: Callable[[], list[str]]) -> None:
-        from nclue.models.encoder import load_encoder, load_tokenizer
+        from nclue.models.encoder import QUERY_BACKEND, load_encoder, load_tokenizer
         from nclue.models.identity import model_identity
 
         self.identity = model_identity(model_dir)
         self.index = self._matching_index(collection_dir)
-        backend = self.index.backend if self.index is not None else "torch"
+        backend = QUERY_BACKEND.get(self.index.backend, self.index.backend) if self.index is not None else "torch"
         self.encoder = load_encoder(model_dir, backend=backend)
         self.tokenizer = load_tokenizer(model_dir)
         self.window = max(1, self.encoder.max_length - 2)
@@ -72,7 +72,8 @@ class BiEncoderPassages:
 
         for directory in list_dense_indexes(collection_dir):
             index = open_index_dir(collection_dir, directory)
-            if index.manifest["model"]["sha256"] == self.identity.sha256 and index.backend in ("torch", "onnx"):
+            exact = index.backend in ("torch", "torch-bf16", "onnx")
+            if index.manifest["model"]["sha256"] == self.identity.sha256 and exact:
                 return index
         return None
 

@@ -1,0 +1,176 @@
+"""Every index the default matrix needs, built in order: ``nclue index COLLECTION --all``.
+
+:data:`BUILDERS` is an ordered registry of :class:`IndexBuilder` — a name, a ``build``
+function and a ``current`` test — over one :class:`IndexOptions`. :func:`build_all` walks it:
+an index that is already current (present, fresh, undamaged, same settings) is kept, any
+other is built; every builder resumes or replaces an unfinished build, so a killed
+``--all`` picks up where it stopped. Order matters where one index reads another: the
+token index belongs to a dense index, and the ``dense`` builder writes both in one encoder
+pass (``tokens`` then finds its index current).
+
+To add an index (e.g. a document-structure index), write its ``build`` and ``current``
+functions and add one :class:`IndexBuilder` line to :data:`BUILDERS`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nclue.errors import NclueError
+from nclue.index.lexical import BM25Params
+from nclue.index.tokens import DEFAULT_BITS
+from nclue.models.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    """Settings of every index ``--all`` builds (defaults = ``nclue index``'s defaults).
+
+    ``dense_model``: a sentence-transformers directory (``None`` = the bundled MiniLM);
+    ``dense_max_chunks``: keep each page's first windows only (``None`` = whole pages);
+    ``workers``: encoder processes (``None`` = one per CPU).
+    """
+
+    bm25: BM25Params = field(default_factory=BM25Params)
+    dense_model: str | None = None
+    dense_backend: str = DEFAULT_BACKEND
+    dense_window: int | None = None
+    dense_overlap: int = 32
+    dense_max_chunks: int | None = None
+    dense_batch_size: int = DEFAULT_BATCH_SIZE
+    dense_dtype: str = "float32"
+    token_bits: int = DEFAULT_BITS
+    workers: int | None = None
+    rebuild: bool = False
+
+
+@dataclass(frozen=True)
+class IndexBuilder:
+    """One index of ``--all``: ``build(collection, options, progress) -> directory`` and
+    ``current(collection, options) -> bool`` (present, fresh, undamaged, same settings)."""
+
+    name: str
+    build: Callable[[Path, IndexOptions, bool], Path]
+    current: Callable[[Path, IndexOptions], bool]
+
+
+def _build_lexical(collection: Path, options: IndexOptions, progress: bool) -> Path:
+    from nclue.index.lexical import build_lexical_index
+
+    return build_lexical_index(collection, options.bm25)
+
+
+def _lexical_current(collection: Path, options: IndexOptions) -> bool:
+    from nclue.index.lexical import LexicalIndex
+
+    try:
+        return LexicalIndex(collection).params == options.bm25
+    except NclueError:
+        return False
+
+
+def _dense_kwargs(options: IndexOptions) -> dict:
+    return {
+        "model_path": options.dense_model,
+        "backend": options.dense_backend,
+        "window": options.dense_window,
+        "overlap": options.dense_overlap,
+        "batch_size": options.dense_batch_size,
+        "dtype": options.dense_dtype,
+        "max_chunks_per_page": options.dense_max_chunks,
+    }
+
+
+def _build_dense(collection: Path, options: IndexOptions, progress: bool) -> Path:
+    from nclue.index.dense import build_dense_index
+
+    return build_dense_index(
+        collection, rebuild=options.rebuild, progress=progress, tokens=True, token_bits=options.token_bits,
+        workers=options.workers, **_dense_kwargs(options),
+    )  # fmt: skip
+
+
+def _matching_dense(collection: Path, options: IndexOptions):  # noqa: ANN202 - DenseIndex | None
+    """The finished dense index with exactly ``options``' settings, or ``None``."""
+    from nclue.index.dense import dense_settings, list_dense_indexes, open_index_dir
+
+    wanted = dense_settings(collection, **_dense_kwargs(options))
+    for directory in list_dense_indexes(collection):
+        if directory.name != wanted["key"]:
+            continue
+        index = open_index_dir(collection, directory)
+        if all(index.manifest.get(k) == v for k, v in wanted["settings"].items() if k != "shard_size"):
+            return index
+    return None
+
+
+def _dense_current(collection: Path, options: IndexOptions) -> bool:
+    try:
+        return not options.rebuild and _matching_dense(collection, options) is not None
+    except NclueError:
+        return False
+
+
+def _build_tokens(collection: Path, options: IndexOptions, progress: bool) -> Path:
+    from nclue.index.tokens import build_token_index
+
+    dense = _matching_dense(collection, options)
+    if dense is None:
+        raise NclueError(
+            f"{collection}: the token index needs the dense index first; run `nclue index {collection} --all`"
+        )
+    return build_token_index(collection, dense, bits=options.token_bits, progress=progress, workers=options.workers)
+
+
+def _tokens_current(collection: Path, options: IndexOptions) -> bool:
+    from nclue.index.tokens import open_token_index
+
+    try:
+        dense = _matching_dense(collection, options)
+        index = open_token_index(collection, dense) if dense is not None else None
+    except NclueError:
+        return False
+    return index is not None and index.bits == options.token_bits
+
+
+BUILDERS: list[IndexBuilder] = [
+    IndexBuilder("lexical", _build_lexical, _lexical_current),
+    IndexBuilder("dense", _build_dense, _dense_current),
+    IndexBuilder("tokens", _build_tokens, _tokens_current),
+]
+
+
+@dataclass(frozen=True)
+class BuildStep:
+    """What :func:`build_all` did for one index: ``built`` or ``kept``, and the seconds it took."""
+
+    name: str
+    action: str
+    seconds: float
+
+
+def build_all(
+    collection_dir: str | os.PathLike[str],
+    options: IndexOptions = IndexOptions(),
+    progress: bool = False,
+    on_step: Callable[[BuildStep], None] | None = None,
+) -> list[BuildStep]:
+    """Build every index of :data:`BUILDERS` that is not current, in order; report each step."""
+    collection = Path(collection_dir)
+    steps = []
+    for builder in BUILDERS:
+        started = time.perf_counter()
+        if builder.current(collection, options) and not options.rebuild:
+            action = "kept"
+        else:
+            builder.build(collection, options, progress)
+            action = "built"
+        step = BuildStep(builder.name, action, time.perf_counter() - started)
+        steps.append(step)
+        if on_step is not None:
+            on_step(step)
+    return steps
