@@ -14,7 +14,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test venv system-deps clean-demo
+.PHONY: demo demo-full test venv system-deps clean-demo
 
 # Debian packages the project needs (Tesseract: OCR fallback; chromium: the browser tests of the audit
 # packet and the HTML report), installed only when missing; the package lists are refreshed when
@@ -43,6 +43,10 @@ test: system-deps $(STAMP)
 
 demo: system-deps $(STAMP)
 	$(NCLUE) demo --out $(DEMO)
+
+# Everything the README reports: the demo plus masking, SourceShift and the semantic (sections) benchmark.
+demo-full: system-deps $(STAMP)
+	$(NCLUE) demo --out $(DEMO) --full
 
 clean-demo:
 	rm -rf $(DEMO)

@@ -1,7 +1,9 @@
 """``make demo``: the whole study on the real Debian corpus in one command.
 
 fetch the ``debian-docs`` corpus → ingest → page indexes (lexical, dense + token index in
-one encoder pass) → build the benchmark → run the default matrix (in parallel) → report.
+one encoder pass, document structure) → build the benchmark → run the default matrix (in
+parallel) → report → coverage selection; ``--full`` adds condition masking, SourceShift and the
+semantic benchmark.
 Every stage is cached or resumable, so a second run takes seconds: the fetch is cached,
 ingest skips unchanged PDFs, indexes are kept while current
 (:func:`nclue.index.builders.build_all`), the benchmark is rebuilt only when missing or
@@ -12,7 +14,8 @@ Each stage's wall time, with the load average before and after it, is printed an
 to ``OUT/report/timings.json`` (:class:`DemoTimings`), so a slower stage shows up in the
 next run's record.
 
-Run it with ``nclue demo [--out nclue-demo] [--dense-backend torch-bf16]`` (``make demo``).
+Run it with ``nclue demo [--out nclue-demo] [--dense-backend torch-bf16] [--full]`` (``make demo``,
+``make demo-full``).
 """
 
 from __future__ import annotations
@@ -99,13 +102,21 @@ class _Stage:
         console.print(f"[dim]{seconds:.1f} s[/]")
 
 
-def run_demo(out: Path, dense_backend: str | None = None, workers: int = 2, queries: int = 1000) -> Path:
+def run_demo(
+    out: Path, dense_backend: str | None = None, workers: int = 2, queries: int = 1000, full: bool = False
+) -> Path:
     """Run every stage into ``out``; return the report's ``index.md``.
 
     To keep the first run short on two CPU cores, the dense index encodes each page's first
     window (254 word pieces) only, on the fast bfloat16 path by default; ``nclue index
     --dense`` encodes whole pages by default. The benchmark uses the embedding judge
     (MiniLM semantic gate). ``workers`` processes run the ingest and the matrix.
+
+    The default run reproduces the development scorecard, contrasts, shared-document and
+    difficulty studies, the label figure, the HTML report and the coverage-selection tables.
+    ``full`` adds the studies that need more data or more runs — condition masking (Table
+    S5a), SourceShift over other Debian documentation packages (Tables S3–S4) and the semantic
+    (section-concept) benchmark — and the default run names them with this command.
     """
     from nclue.bench.params import BuildOptions
     from nclue.bench.pipeline import build
@@ -117,22 +128,27 @@ def run_demo(out: Path, dense_backend: str | None = None, workers: int = 2, quer
     from nclue.matrix.runner import run_matrix
     from nclue.matrix.spec import load_matrix
     from nclue.models.encoder import DEFAULT_BACKEND
-    from nclue.report.paper import compute_report, write_report
 
     backend = dense_backend or DEFAULT_BACKEND
     timings = DemoTimings()
     pdfs, collection, bench, runs, report = (out / d for d in ("pdfs", "collection", "bench", "runs", "report"))
+    n = 10 if full else 7
+    step = iter(range(1, n + 1))
 
-    with timings.stage("fetch", "1/6 fetch the Debian documentation corpus"):
+    def title(text: str) -> str:
+        return f"{next(step)}/{n} {text}"
+
+    with timings.stage("fetch", title("fetch the Debian documentation corpus")):
         fetch_recipe("debian-docs", pdfs)
 
-    with timings.stage("ingest", "2/6 ingest PDFs into the page store"):
+    with timings.stage("ingest", title("ingest PDFs into the page store")):
         ingest(pdfs, collection, workers=workers, ocr="auto", progress=True)
         console.print(render_info(collection_info(collection)))
 
     options = IndexOptions(dense_backend=backend, dense_max_chunks=1, workers=workers)
     with timings.stage(
-        "indexes", f"3/6 page indexes: lexical (bm25s), dense + token index (MiniLM, {backend}, first 254 tokens)"
+        "indexes",
+        title(f"page indexes: lexical, dense + tokens (MiniLM, {backend}, first 254 tokens), structure"),
     ) as stage:
         steps = build_all(
             collection,
@@ -142,35 +158,46 @@ def run_demo(out: Path, dense_backend: str | None = None, workers: int = 2, quer
         )
         stage.detail = {"steps": [{"index": s.name, "action": s.action, "seconds": round(s.seconds, 1)} for s in steps]}
 
-    with timings.stage("build", "4/6 build the benchmark (inventory → rare conjunctions → validated release)") as stage:
-        reused = _release_ok(bench, verify_release)
-        if not reused:
-            defaults = BuildOptions()
-            opts = BuildOptions(judge="embedding", compose=replace(defaults.compose, n_queries=queries))
-            summary = build(collection, bench, opts)
-            console.print(f"{summary.manifest['counts'].get('queries')} queries written to {bench}")
-        stage.detail = {"action": "kept" if reused else "built"}
+    build_options = BuildOptions(judge="embedding", compose=replace(BuildOptions().compose, n_queries=queries))
+    with timings.stage(
+        "build", title("build the benchmark (inventory → rare conjunctions → validated release)")
+    ) as stage:
+        stage.detail = {"action": _build_release(collection, bench, build_options, build, verify_release)}
 
-    with timings.stage("matrix", f"5/6 run the default capability matrix ({workers} worker processes)") as stage:
-        result = run_matrix(load_matrix(), bench, collection, runs, progress=True, workers=workers)
-        console.print(f"{len(result.ran)} run(s) produced, {len(result.skipped)} unchanged and skipped")
-        for name, problem in result.failed.items():
-            console.print(f"[yellow]{name}[/]: {problem}")
-        stage.detail = {"ran": len(result.ran), "skipped": len(result.skipped), "run_seconds": _run_seconds(runs)}
+    spec = load_matrix()
+    with timings.stage("matrix", title(f"run the default capability matrix ({workers} worker processes)")) as stage:
+        stage.detail = _run_matrix(run_matrix, spec, bench, collection, runs, workers)
 
-    with timings.stage("report", "6/6 report") as stage:
-        stamp = _report_inputs(bench, runs)
-        kept = (report / "index.md").is_file() and _read_stamp(report) == stamp
-        if not kept:
-            data = compute_report(bench, runs)
-            write_report(data, report, runs)
-            atomic_write_text(report / REPORT_STAMP, stamp + "\n")
+    shift = None
+    if full:
+        from nclue.report.masking import run_masking, systems_to_mask
+
+        with timings.stage("masking", title("condition masking: every fair system without each condition (S5a)")):
+            fair = [r.name for r in spec.runs if r.form == spec.form]
+            run_masking(bench, collection, runs, systems_to_mask(fair), spec.form, progress=True)
+        shift = _sourceshift(timings, title, out, workers, backend, build_options)
+
+    with timings.stage("report", title("report: tables, studies, label figure, index.html")) as stage:
+        data, kept = _report(bench, runs, report, collection, shift)
         stage.detail = {"action": "kept" if kept else "written"}
 
-    if kept:
+    with timings.stage("coverage", title("coverage selection: retrieved pools, calibrated evidence, freeze")) as stage:
+        from nclue.select.pipeline import run_coverage
+
+        coverage = run_coverage(bench, collection, out / "coverage", progress=True, log=console.print)
+        stage.detail = {"tasks": coverage["all"].tasks}
+
+    if full:
+        with timings.stage("semantic", title("semantic benchmark: section concepts, the matrix, its report")):
+            _semantic(out, collection, spec, workers, build_options)
+
+    if data is None:
         console.print(f"report unchanged (same benchmark, runs and nclue code): {report}")
     else:
         _print_top(data)
+    console.print(coverage.tables()[0].to_rich())
+    for line in _skipped(data, full):
+        console.print(f"[yellow]not run:[/] {line}", highlight=False)
     _print_timings(timings)
     path = timings.write(report / TIMINGS_FILE)
     console.print(
@@ -179,14 +206,102 @@ def run_demo(out: Path, dense_backend: str | None = None, workers: int = 2, quer
     return report / "index.md"
 
 
-def _report_inputs(bench: Path, runs: Path) -> str:
-    """SHA-256 of everything the report is computed from: the release's checksums, the run
-    manifest (every run file's SHA-256) and the source of the installed nclue package."""
+def _build_release(collection: Path, bench: Path, options, build, verify_release) -> str:  # noqa: ANN001
+    """Build the release unless a verified one is there; say which."""
+    if _release_ok(bench, verify_release):
+        return "kept"
+    summary = build(collection, bench, options)
+    console.print(f"{summary.manifest['counts'].get('queries')} queries written to {bench}")
+    return "built"
+
+
+def _run_matrix(run_matrix, spec, bench: Path, collection: Path, runs: Path, workers: int) -> dict:  # noqa: ANN001
+    result = run_matrix(spec, bench, collection, runs, progress=True, workers=workers)
+    console.print(f"{len(result.ran)} run(s) produced, {len(result.skipped)} unchanged and skipped")
+    for name, problem in result.failed.items():
+        console.print(f"[yellow]{name}[/]: {problem}")
+    return {"ran": len(result.ran), "skipped": len(result.skipped), "run_seconds": _run_seconds(runs)}
+
+
+def _sourceshift(timings: DemoTimings, title, out: Path, workers: int, backend: str, options) -> tuple[Path, Path]:  # noqa: ANN001
+    """Fetch, ingest, index and benchmark the SourceShift packages; run the shift matrix."""
+    from nclue.bench.pipeline import build
+    from nclue.bench.verify import verify as verify_release
+    from nclue.corpus.fetch import fetch_recipe
+    from nclue.corpus.info import collection_info, render_info
+    from nclue.corpus.ingest import ingest
+    from nclue.index.dense import build_dense_index
+    from nclue.index.lexical import build_lexical_index
+    from nclue.matrix.runner import run_matrix
+    from nclue.matrix.spec import load_matrix
+
+    pdfs, coll, bench, runs = (out / d for d in ("shift-pdfs", "shift-collection", "shift-bench", "shift-runs"))
+    with timings.stage(
+        "sourceshift", title("SourceShift: other Debian doc packages, gate per source (S3–S4)")
+    ) as stage:
+        fetch_recipe("debian-docs-shift", pdfs)
+        ingest(pdfs, coll, workers=workers, ocr="auto", progress=True)
+        console.print(render_info(collection_info(coll)))
+        if not _lexical_ok(coll):
+            build_lexical_index(coll)
+        build_dense_index(coll, None, backend=backend, max_chunks_per_page=1, progress=True, workers=workers)
+        stage.detail = {"build": _build_release(coll, bench, options, build, verify_release)}
+        stage.detail |= _run_matrix(run_matrix, load_matrix("shift"), bench, coll, runs, workers)
+    return bench, runs
+
+
+def _report(bench: Path, runs: Path, report: Path, collection: Path, shift: tuple[Path, Path] | None):  # noqa: ANN202
+    """Write the report unless its inputs are unchanged; ``(report data or None, kept)``."""
+    from nclue.report.paper import compute_report, write_report
+
+    stamp = _report_inputs(bench, runs, shift)
+    if (report / "index.md").is_file() and _read_stamp(report) == stamp:
+        return None, True
+    data = compute_report(bench, runs, shift=shift)
+    write_report(data, report, runs, collection)
+    atomic_write_text(report / REPORT_STAMP, stamp + "\n")
+    return data, False
+
+
+def _semantic(out: Path, collection: Path, spec, workers: int, options) -> None:  # noqa: ANN001
+    """Build the section-concept benchmark on the same collection, run the matrix on it, report."""
+    from nclue.bench.pipeline import build
+    from nclue.bench.verify import verify as verify_release
+    from nclue.matrix.runner import run_matrix
+
+    bench, runs, report = (out / d for d in ("bench-sections", "runs-sections", "report-sections"))
+    _build_release(collection, bench, replace(options, conditions="sections"), build, verify_release)
+    _run_matrix(run_matrix, spec, bench, collection, runs, workers)
+    _report(bench, runs, report, collection, None)
+    console.print(f"semantic benchmark report: {report / 'index.md'}")
+
+
+def _skipped(data: PaperReport | None, full: bool) -> list[str]:
+    """What this demo did not produce, and the command that does."""
+    out = list(data.skipped()) if data is not None else []
+    if not full:
+        out = [line for line in out if not line.startswith(("Table S5a", "Tables S3"))]
+        out.append(
+            "condition masking (Table S5a), SourceShift (Tables S3–S4) and the semantic section-concept "
+            "benchmark: `nclue demo --full` (about 12 more minutes on two cores; `make demo-full`)"
+        )
+    return out
+
+
+def _report_inputs(bench: Path, runs: Path, shift: tuple[Path, Path] | None = None) -> str:
+    """SHA-256 of everything the report is computed from: the releases' checksums, the run
+    manifests (every run file's SHA-256), the masked runs and the source of the installed nclue package."""
     import hashlib
 
+    from nclue.matrix.runner import tree_fingerprint
+
     digest = hashlib.sha256()
-    for path in (bench / "SHA256SUMS", runs / "matrix.json"):
+    files = [bench / "SHA256SUMS", runs / "matrix.json"]
+    if shift is not None:
+        files += [shift[0] / "SHA256SUMS", shift[1] / "matrix.json"]
+    for path in files:
         digest.update(path.read_bytes() if path.is_file() else b"absent")
+    digest.update(tree_fingerprint(runs / "masking").encode())
     package = Path(__file__).resolve().parent  # the nclue package
     for source in sorted(package.rglob("*.py")):
         digest.update(source.relative_to(package).as_posix().encode())
@@ -208,6 +323,17 @@ def _run_seconds(runs: Path) -> dict[str, float]:
     except (OSError, ValueError):
         return {}
     return {name: entry.get("seconds", 0.0) for name, entry in sorted(manifest.get("runs", {}).items())}
+
+
+def _lexical_ok(collection: Path) -> bool:
+    """The lexical index is reused only when it opens: present, current format, fresh, undamaged."""
+    from nclue.index.lexical import LexicalIndex
+
+    try:
+        LexicalIndex(collection)
+    except NclueError:
+        return False
+    return True
 
 
 def _release_ok(bench: Path, verify_release) -> bool:  # noqa: ANN001 - nclue.bench.release.verify

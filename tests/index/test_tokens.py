@@ -142,7 +142,8 @@ def test_a_killed_token_pass_resumes(tokens_coll: Path, monkeypatch: pytest.Monk
     written: list[int] = []
     monkeypatch.setattr(module.TokenShards, "write", lambda self, s, v: (written.append(s), real(self, s, v)))
     build_token_index(tokens_coll, dense, shard_size=8)
-    assert 0 not in written and written  # shard 0 was kept
+    # shards may finish out of order (one encoder process per CPU): the one written before the kill is kept
+    assert calls[0] not in written and len(written) == len(set(calls) | set(written)) - 1
     assert opened(tokens_coll)[1] is not None
 
 
@@ -175,15 +176,16 @@ def test_a_token_index_of_another_dense_build_is_refused(tokens_coll: Path) -> N
 def test_index_all_builds_in_order_and_keeps_current_ones(cli, tiny_source_copy: Path) -> None:
     from nclue.index.builders import BUILDERS
 
-    assert [b.name for b in BUILDERS][:3] == ["lexical", "dense", "tokens"]
+    assert [b.name for b in BUILDERS] == ["lexical", "dense", "tokens", "structure"]
     args = ("index", tiny_source_copy, "--all", "--dense-backend", "onnx", "--dense-max-chunks", "1")
     first = cli(*args)
     assert first.exit_code == 0, first.output
-    actions = dict(re.findall(r"^(lexical|dense|tokens): (built|kept)", first.output, flags=re.M))
+    actions = dict(re.findall(r"^(lexical|dense|tokens|structure): (built|kept)", first.output, flags=re.M))
     # the dense builder writes the token index in the same encoder pass, so the tokens step finds it current
-    assert actions == {"lexical": "built", "dense": "built", "tokens": "kept"}
+    assert actions == {"lexical": "built", "dense": "built", "tokens": "kept", "structure": "built"}
+    assert (tiny_source_copy / "index" / "structure" / "headings.npy").is_file()
     second = cli(*args)
-    assert second.exit_code == 0 and second.output.count(": kept") == 3
+    assert second.exit_code == 0 and second.output.count(": kept") == 4
     assert cli("index", tiny_source_copy, "--verify").output.count("✓") == 3
 
 

@@ -22,8 +22,8 @@ def struct_collection(small_collection: Path, tmp_path_factory: pytest.TempPathF
     from nclue.corpus.structure import StructureParams, build_structure
     from nclue.index.dense import build_dense_index
     from nclue.index.lexical import build_lexical_index
+    from nclue.index.structure import build_heading_vectors
     from nclue.io import write_json
-    from nclue.systems.structure import build_heading_vectors
 
     coll = cut_collection(small_collection, tmp_path_factory.mktemp("struct") / "coll", SUBSET)
     build_lexical_index(coll)

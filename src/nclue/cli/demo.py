@@ -19,6 +19,9 @@ def demo(
     ),
     workers: int = typer.Option(2, "--workers", min=1, help="Processes for the ingest and the matrix."),
     queries: int = typer.Option(1000, "--queries", min=1, help="Benchmark size (at most)."),
+    full: bool = typer.Option(
+        False, "--full", help="Also condition masking, SourceShift and the semantic benchmark (~12 more minutes)."
+    ),
 ) -> None:
     """Fetch the Debian documentation corpus, ingest, index, build the benchmark, run the matrix, report.
 
@@ -26,10 +29,12 @@ def demo(
     is printed and written to OUT/report/timings.json.
 
     Example: nclue demo --out nclue-demo
+
+    Example: nclue demo --full   (adds masking, SourceShift and the semantic benchmark)
     """
     from nclue.demo import run_demo
 
-    run_demo(out, dense_backend.value, workers, queries)
+    run_demo(out, dense_backend.value, workers, queries, full)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,8 +8,9 @@ other is built; every builder resumes or replaces an unfinished build, so a kill
 token index belongs to a dense index, and the ``dense`` builder writes both in one encoder
 pass (``tokens`` then finds its index current).
 
-To add an index (e.g. a document-structure index), write its ``build`` and ``current``
-functions and add one :class:`IndexBuilder` line to :data:`BUILDERS`.
+To add an index, write its ``build`` and ``current`` functions and add one
+:class:`IndexBuilder` line to :data:`BUILDERS` (the ``structure`` entry — document structure
+and heading vectors, :mod:`nclue.index.structure` — came this way).
 """
 
 from __future__ import annotations
@@ -137,10 +138,25 @@ def _tokens_current(collection: Path, options: IndexOptions) -> bool:
     return index is not None and index.bits == options.token_bits
 
 
+def _build_structure(collection: Path, options: IndexOptions, progress: bool) -> Path:
+    from nclue.corpus.structure import build_structure
+    from nclue.index.structure import build_heading_vectors
+
+    build_structure(collection, rebuild=options.rebuild)  # resumable; kept when fresh
+    return build_heading_vectors(collection)
+
+
+def _structure_current(collection: Path, options: IndexOptions) -> bool:
+    from nclue.index.structure import headings_current
+
+    return not options.rebuild and headings_current(collection)
+
+
 BUILDERS: list[IndexBuilder] = [
     IndexBuilder("lexical", _build_lexical, _lexical_current),
     IndexBuilder("dense", _build_dense, _dense_current),
     IndexBuilder("tokens", _build_tokens, _tokens_current),
+    IndexBuilder("structure", _build_structure, _structure_current),
 ]
 
 

@@ -3,7 +3,7 @@
 For a condition ``c`` and page row ``p`` the evidence vector ``x(c, p)`` (``docs/structure.md#evidence``) is
 
 * ``head`` — the best cosine between ``c`` and a heading that starts on ``p`` (``structure.parquet``,
-  embedded once by :func:`build_heading_vectors` with the collection's dense model), 0 when none;
+  embedded once by :func:`nclue.index.structure.build_heading_vectors` with the collection's dense model), 0 when none;
 * ``head_high`` — ``max(0, head − 0.6) / 0.4``, so a near-identical heading can weigh more than a
   loosely related one (the logistic model is otherwise linear);
 * ``head_level`` — the best ``cosine / level`` over the page's headings (``level`` 1 = chapter;
@@ -38,7 +38,6 @@ does not — on the four benchmarks of ``docs/structure.md#results`` the count (
 
 from __future__ import annotations
 
-import json
 import os
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -48,91 +47,22 @@ from typing import Any
 
 import numpy as np
 
-from nclue.corpus.store import PageStore
 from nclue.corpus.structure import STRUCTURE_FILE, Structure, open_structure
 from nclue.errors import NclueError
-from nclue.index.integrity import check, record_files
-from nclue.io import atomic_write_bytes, exclusive_lock, iter_jsonl, sha256_file, write_json
+from nclue.index.integrity import check
+from nclue.index.structure import HEADINGS_DIR, HEADINGS_FILE, HEADINGS_MANIFEST, read_json
+from nclue.io import iter_jsonl, sha256_file
 from nclue.systems.backbone import PageTable, Request
 from nclue.systems.names import Op, format_name
 from nclue.systems.operations import DecomposeSystem, normalise
 
 FEATURES: tuple[str, ...] = ("head", "head_high", "head_level", "dense", "bm25", "phrase", "role")
-HEADINGS_DIR = Path("index") / "structure"
-HEADINGS_FILE = "headings.npy"
-HEADINGS_MANIFEST = "manifest.json"
 SHIPPED = Path(__file__).with_name("structure_calibration.json")
 TIE_EPS = 1e-3
 LOG_OFFSET = 100.0
 PROB_FLOOR = 1e-30
 UNKNOWN_LEVEL = 3
 CACHE_TEXTS = 256
-
-
-def _dense_index(collection: Path):  # noqa: ANN202 - nclue.index.dense.DenseIndex
-    """The collection's one dense index (the ``dense`` backbone's; several or none → NclueError)."""
-    from nclue.index.dense import build_command, list_dense_indexes, open_index_dir
-
-    found = list_dense_indexes(collection)
-    if len(found) != 1:
-        raise NclueError(
-            f"{collection}: heading vectors follow the collection's one dense index, found "
-            f"{len(found)} ({', '.join(d.name for d in found) or 'none'}); build one with `{build_command(collection)}`"
-        )
-    return open_index_dir(collection, found[0])
-
-
-def build_heading_vectors(collection: str | os.PathLike[str]) -> Path:
-    """Embed every distinct heading title of ``structure.parquet`` with the collection's dense model.
-
-    Writes ``COLLECTION/index/structure/headings.npy`` (one L2-normalised row per distinct
-    title, sorted) and ``manifest.json`` (titles, the structure file's SHA-256, the dense index
-    it follows, file checksums). Unchanged inputs → nothing is recomputed.
-    """
-    base = Path(collection)
-    store = PageStore.open(base)
-    structure = open_structure(base, store)
-    dense = _dense_index(base)
-    out = base / HEADINGS_DIR
-    out.mkdir(parents=True, exist_ok=True)
-    stamp = {"structure_sha256": sha256_file(base / STRUCTURE_FILE), "dense": dense.key}
-    with exclusive_lock(out, "heading vectors"):
-        manifest = _read(out / HEADINGS_MANIFEST)
-        if manifest is not None and {k: manifest.get(k) for k in stamp} == stamp:
-            return out
-        titles = sorted(set(structure.titles))
-        encoder = dense.load_encoder(batch_size=64)
-        vectors = encoder.encode(titles).astype(np.float32) if titles else np.zeros((0, 384), np.float32)
-        import io
-
-        buffer = io.BytesIO()
-        np.save(buffer, vectors, allow_pickle=False)
-        atomic_write_bytes(out / HEADINGS_FILE, buffer.getvalue())
-        write_json(out / HEADINGS_MANIFEST, {**stamp, "titles": titles, "files": record_files(out, [HEADINGS_FILE])})
-    return out
-
-
-def headings_current(collection: str | os.PathLike[str]) -> bool:
-    """Whether ``structure.parquet`` is fresh and its heading vectors match it and the dense index."""
-    base = Path(collection)
-    try:
-        open_structure(base)
-        dense = _dense_index(base)
-    except NclueError:
-        return False
-    manifest = _read(base / HEADINGS_DIR / HEADINGS_MANIFEST) or {}
-    return (
-        manifest.get("structure_sha256") == sha256_file(base / STRUCTURE_FILE)
-        and manifest.get("dense") == dense.key
-        and (base / HEADINGS_DIR / HEADINGS_FILE).is_file()
-    )
-
-
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 @dataclass
@@ -146,7 +76,7 @@ class Calibration:
     @classmethod
     def load(cls, path: Path) -> Calibration:
         """Read a calibration file; :class:`NclueError` naming the file when it is unusable."""
-        data = _read(path)
+        data = read_json(path)
         if not isinstance(data, dict) or data.get("features") != list(FEATURES):
             raise NclueError(
                 f"{path}: not a struct calibration over features {', '.join(FEATURES)}; "
@@ -183,7 +113,7 @@ class StructureBackbone:
     def _load_headings(self, base: Path) -> None:
         directory = base / HEADINGS_DIR
         fix = f"rebuild them with `nclue structure {base}`"
-        manifest = _read(directory / HEADINGS_MANIFEST)
+        manifest = read_json(directory / HEADINGS_MANIFEST)
         if manifest is None:
             raise NclueError(f"{base}: no heading vectors ({directory}); build them with `nclue structure {base}`")
         if manifest.get("structure_sha256") != sha256_file(base / STRUCTURE_FILE):
@@ -376,7 +306,7 @@ def fit_calibration(
         path = release / "inventory.jsonl"
         if not path.is_file():
             raise NclueError(f"{release}: no inventory.jsonl; fit on a release written by `nclue build`")
-        manifest = _read(release / "MANIFEST.json") or {}
+        manifest = read_json(release / "MANIFEST.json") or {}
         kind = (manifest.get("conditions") or {}).get("kind", "lexical")
         inventory += [(row["condition"], row["doc_id"], row["pages"]) for _, row in iter_jsonl(path)]
         sources.append(
