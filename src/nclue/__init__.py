@@ -25,6 +25,8 @@ _API = {
     "run_system": "nclue.api",
     "evaluate": "nclue.api",
     "compare": "nclue.api",
+    "select_documents": "nclue.select.single",
+    "CoverageSelector": "nclue.select.single",
     "NclueError": "nclue.errors",
     "Release": "nclue.release",
     "Query": "nclue.types",
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
     from nclue.errors import NclueError
     from nclue.release import Release
     from nclue.scoring.results import Comparison, Scorecard
+    from nclue.select.single import CoverageSelector, select_documents
     from nclue.types import DEFAULT_SEED, CorpusDoc, Judgment, Query, RankedDoc, Run
 
 

@@ -32,11 +32,13 @@ from rich.console import Console
 from nclue.errors import NclueError
 from nclue.io import atomic_write_text
 from nclue.report.paper import PaperReport
+from nclue.tables import Table
 
 console = Console()
 TIMINGS_FILE = "timings.json"
 REPORT_STAMP = ".inputs.sha256"
-"""SHA-256 of the report's inputs (:func:`_report_inputs`): a rerun with the same inputs keeps the report."""
+"""SHA-256 of a stage's inputs (:func:`_inputs_digest`): a rerun with the same inputs keeps its outputs
+(the report, the coverage study)."""
 
 
 def _load() -> list[float]:
@@ -124,7 +126,7 @@ def run_demo(
     from nclue.corpus.fetch import fetch_recipe
     from nclue.corpus.info import collection_info, render_info
     from nclue.corpus.ingest import ingest
-    from nclue.index.builders import IndexOptions, build_all
+    from nclue.index.builders import IndexOptions, build_all, remove_other_dense_indexes
     from nclue.matrix.runner import run_matrix
     from nclue.matrix.spec import load_matrix
     from nclue.models.encoder import DEFAULT_BACKEND
@@ -146,6 +148,8 @@ def run_demo(
         console.print(render_info(collection_info(collection)))
 
     options = IndexOptions(dense_backend=backend, dense_max_chunks=1, workers=workers)
+    for name in remove_other_dense_indexes(collection, options):  # the matrix reads one dense index
+        console.print(f"removed the dense index {name}: built with other settings than the demo's")
     with timings.stage(
         "indexes",
         title(f"page indexes: lexical, dense + tokens (MiniLM, {backend}, first 254 tokens), structure"),
@@ -182,10 +186,8 @@ def run_demo(
         stage.detail = {"action": "kept" if kept else "written"}
 
     with timings.stage("coverage", title("coverage selection: retrieved pools, calibrated evidence, freeze")) as stage:
-        from nclue.select.pipeline import run_coverage
-
-        coverage = run_coverage(bench, collection, out / "coverage", progress=True, log=console.print)
-        stage.detail = {"tasks": coverage["all"].tasks}
+        coverage, kept = _coverage(bench, collection, out / "coverage")
+        stage.detail = {"action": "kept" if kept else "written"}
 
     if full:
         with timings.stage("semantic", title("semantic benchmark: section concepts, the matrix, its report")):
@@ -195,7 +197,7 @@ def run_demo(
         console.print(f"report unchanged (same benchmark, runs and nclue code): {report}")
     else:
         _print_top(data)
-    console.print(coverage.tables()[0].to_rich())
+    console.print(coverage.to_rich())
     for line in _skipped(data, full):
         console.print(f"[yellow]not run:[/] {line}", highlight=False)
     _print_timings(timings)
@@ -254,7 +256,10 @@ def _report(bench: Path, runs: Path, report: Path, collection: Path, shift: tupl
     """Write the report unless its inputs are unchanged; ``(report data or None, kept)``."""
     from nclue.report.paper import compute_report, write_report
 
-    stamp = _report_inputs(bench, runs, shift)
+    files = [bench / "SHA256SUMS", runs / "matrix.json"]
+    if shift is not None:
+        files += [shift[0] / "SHA256SUMS", shift[1] / "matrix.json"]
+    stamp = _inputs_digest(files, [runs / "masking"])
     if (report / "index.md").is_file() and _read_stamp(report) == stamp:
         return None, True
     data = compute_report(bench, runs, shift=shift)
@@ -288,20 +293,41 @@ def _skipped(data: PaperReport | None, full: bool) -> list[str]:
     return out
 
 
-def _report_inputs(bench: Path, runs: Path, shift: tuple[Path, Path] | None = None) -> str:
-    """SHA-256 of everything the report is computed from: the releases' checksums, the run
-    manifests (every run file's SHA-256), the masked runs and the source of the installed nclue package."""
+def _coverage(bench: Path, collection: Path, out: Path) -> tuple[Table, bool]:
+    """Run the coverage study unless its inputs are unchanged; ``(its main table, kept)``.
+
+    Its inputs: the release's checksums, the page store (``collection.json`` holds its
+    fingerprint), the indexes and the nclue source (the freeze itself refuses changed code).
+    """
+    import json
+
+    from nclue.select.evaluate import SUMMARY_FILE
+    from nclue.select.pipeline import RESULTS_DIR, run_coverage
+    from nclue.select.results import results_table
+
+    summary = out / RESULTS_DIR / SUMMARY_FILE
+    stamp = _inputs_digest([bench / "SHA256SUMS", collection / "collection.json"], [collection / "index"])
+    kept = summary.is_file() and _read_stamp(out) == stamp
+    if not kept:
+        run_coverage(bench, collection, out, progress=True, log=console.print)
+        atomic_write_text(out / REPORT_STAMP, stamp + "\n")
+    split = json.loads(summary.read_text(encoding="utf-8"))["splits"]["all"]
+    caption = f"Coverage selection, split all ({split['tasks']} tasks): {out / RESULTS_DIR / 'results.md'}"
+    return results_table(split["methods"], caption), kept
+
+
+def _inputs_digest(files: list[Path], trees: list[Path]) -> str:
+    """SHA-256 of a stage's inputs: the bytes of ``files``, the file listing (size, mtime) of
+    ``trees`` and the source of the installed nclue package."""
     import hashlib
 
     from nclue.matrix.runner import tree_fingerprint
 
     digest = hashlib.sha256()
-    files = [bench / "SHA256SUMS", runs / "matrix.json"]
-    if shift is not None:
-        files += [shift[0] / "SHA256SUMS", shift[1] / "matrix.json"]
     for path in files:
         digest.update(path.read_bytes() if path.is_file() else b"absent")
-    digest.update(tree_fingerprint(runs / "masking").encode())
+    for tree in trees:
+        digest.update(tree_fingerprint(tree).encode())
     package = Path(__file__).resolve().parent  # the nclue package
     for source in sorted(package.rglob("*.py")):
         digest.update(source.relative_to(package).as_posix().encode())
@@ -309,8 +335,8 @@ def _report_inputs(bench: Path, runs: Path, shift: tuple[Path, Path] | None = No
     return digest.hexdigest()
 
 
-def _read_stamp(report: Path) -> str | None:
-    path = report / REPORT_STAMP
+def _read_stamp(folder: Path) -> str | None:
+    path = folder / REPORT_STAMP
     return path.read_text(encoding="utf-8").strip() if path.is_file() else None
 
 
@@ -355,9 +381,9 @@ def _print_top(data: PaperReport, rows: int = 10) -> None:
 
 
 def _print_timings(timings: DemoTimings) -> None:
-    from rich.table import Table
+    from rich.table import Table as RichTable
 
-    table = Table(title="demo wall time per stage")
+    table = RichTable(title="demo wall time per stage")
     for column in ("stage", "seconds", "load before (1/5/15 min)", "load after"):
         table.add_column(column, justify="right" if column == "seconds" else "left")
     for stage in timings.stages:

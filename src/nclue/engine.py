@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from enum import Enum
 from typing import Any, Protocol
 
@@ -168,6 +169,24 @@ class RayEngine:
         if self._started:
             self._ray.shutdown()
             self._started = False
+
+
+@contextmanager
+def open_engine(name: str, workers: int | None, address: str | None = None) -> Iterator[Engine | None]:
+    """The engine a command's ``--engine/--workers/--ray-address`` ask for, closed on exit.
+
+    ``None`` for ``local`` with no worker count above one (the stage then uses its own
+    default: this process, or one process per CPU for encoders); otherwise
+    :func:`make_engine` (``workers`` ``None`` on Ray = the cluster's CPUs).
+    """
+    if name == EngineName.local and address is None and (workers is None or workers <= 1):
+        yield None
+        return
+    engine = make_engine(name, workers or 0, address)
+    try:
+        yield engine
+    finally:
+        engine.close()
 
 
 def make_engine(name: str = "local", workers: int = 1, address: str | None = None) -> Engine:

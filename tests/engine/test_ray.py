@@ -110,25 +110,32 @@ def test_a_worker_killed_mid_ingest_is_retried_without_losing_a_page(
     assert summary.n_pages == 444
 
 
-def test_ray_runs_equal_local_runs(ray_cluster: str, small_collection: Path, tmp_path: Path, cli) -> None:  # noqa: ANN001
-    """The same systems ranked in query batches on the cluster write byte-identical run files."""
+@pytest.fixture(scope="module")
+def lexical_bench(small_collection: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The fixture collection with its lexical index and a 40-query release built on it."""
     import shutil
 
     from nclue.bench.params import BuildOptions, ComposeParams, MineParams
     from nclue.bench.pipeline import build
     from nclue.index.lexical import build_lexical_index
 
-    coll = tmp_path / "coll"
+    root = tmp_path_factory.mktemp("lexical-bench")
+    coll, bench = root / "coll", root / "bench"
     shutil.copytree(small_collection, coll)
     build_lexical_index(coll)
-    bench = tmp_path / "bench"
-    build(
-        coll,
-        bench,
-        BuildOptions(
-            mine=MineParams(min_df=2, max_df_frac=0.34, min_heading_df=1), compose=ComposeParams(n_queries=40)
-        ),
-    )
+    mine = MineParams(min_df=2, max_df_frac=0.34, min_heading_df=1)
+    build(coll, bench, BuildOptions(mine=mine, compose=ComposeParams(n_queries=40)))
+    return coll, bench
+
+
+def run_files(folder: Path) -> dict[str, bytes]:
+    """Every TREC and JSONL run file below ``folder`` (not the manifest, which records timings)."""
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.suffix in (".trec", ".jsonl")}
+
+
+def test_ray_runs_equal_local_runs(ray_cluster: str, lexical_bench: tuple[Path, Path], tmp_path: Path, cli) -> None:  # noqa: ANN001
+    """The same systems ranked in query batches on the cluster write byte-identical run files."""
+    coll, bench = lexical_bench
     systems = ["-s", "bm25.decompose(distinct)", "-s", "bm25.cover", "-s", "rrf(bm25.and, bm25.ptop3)"]
     assert cli("run", bench, coll, *systems, "-o", tmp_path / "local").exit_code == 0
     result = cli("run", bench, coll, *systems, "-o", tmp_path / "ray", "--engine", "ray", "--ray-address", ray_cluster)
@@ -148,3 +155,45 @@ def test_ray_build_writes_the_local_release(ray_cluster: str, small_collection: 
     )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "ray" / "SHA256SUMS").read_text() == (tmp_path / "local" / "SHA256SUMS").read_text()
+
+
+MATRIX = """depth = 100
+k = 10
+form = "clean_v2"
+
+[[run]]
+system = "bm25.joint"
+block = "standalone"
+forms = ["raw", "clean_v2"]
+
+[[run]]
+system = "bm25.decompose(distinct)"
+block = "decomposition"
+
+[[run]]
+system = "bm25.cover"
+block = "decomposition"
+
+[[contrast]]
+name = "Coverage-first"
+base = "bm25.joint"
+variants = ["bm25.cover"]
+"""
+
+
+def test_a_matrix_on_ray_writes_the_local_run_files(
+    ray_cluster: str,
+    lexical_bench: tuple[Path, Path],
+    tmp_path: Path,
+    cli,  # noqa: ANN001
+) -> None:
+    """``nclue run --matrix --engine ray``: whole runs spread over the cluster's workers, the same files."""
+    coll, bench = lexical_bench
+    spec = tmp_path / "matrix.toml"
+    spec.write_text(MATRIX)
+    assert cli("run", bench, coll, "--matrix", spec, "-o", tmp_path / "local", "--workers", "1").exit_code == 0
+    args = ("--engine", "ray", "--ray-address", ray_cluster)
+    result = cli("run", bench, coll, "--matrix", spec, "-o", tmp_path / "ray", *args)
+    assert result.exit_code == 0, result.output
+    local, ray = run_files(tmp_path / "local"), run_files(tmp_path / "ray")
+    assert len(local) == 8 and local == ray  # 4 runs × (TREC, JSONL)

@@ -86,6 +86,13 @@ def test_unchanged_runs_are_skipped_and_changed_ones_rerun(
     fifth = run_matrix(load_matrix(mini_matrix), bench_copy, indexed_collection, out, progress=False)
     assert sorted(fifth.ran) == sorted(load_matrix(mini_matrix).run_names)
 
+    qids = [json.loads(line)["qid"] for line in queries[:-1]]
+    for text, expected in (("a paraphrase", "ran"), ("another paraphrase", "ran"), ("another paraphrase", "skipped")):
+        rows = "".join(json.dumps({"qid": q, "text": f"{text} {i}"}) + "\n" for i, q in enumerate(qids))
+        (bench_copy / "paraphrases.jsonl").write_text(rows)  # a filled, then refilled paraphrase cache
+        result = run_matrix(load_matrix(mini_matrix), bench_copy, indexed_collection, out, progress=False)
+        assert sorted(getattr(result, expected)) == sorted(load_matrix(mini_matrix).run_names), text
+
 
 PARALLEL_MATRIX = """
 depth = 100

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -227,3 +228,28 @@ def test_reproduce_tolerances_are_per_quantity(frozen_runs: Path, small_bench: P
     }
     assert any("p-value tolerance" in f for f in result.cell_failures)
     assert any("counts must match exactly" in f for f in result.cell_failures)
+
+
+@pytest.mark.slow
+def test_reproduce_verifies_a_coverage_study_too(frozen_runs: Path, small_bench: Path, tmp_path: Path, cli) -> None:  # noqa: ANN001
+    """``--coverage DIR`` adds every cell of the coverage study; a changed cell fails the command, named."""
+    from tests.select.conftest import build_phrase_bench
+
+    from nclue.index.dense import build_dense_index
+    from nclue.select.pipeline import run_coverage
+
+    bench, coll = build_phrase_bench(tmp_path / "phrases")
+    build_dense_index(coll, backend="onnx", max_chunks_per_page=1)
+    coverage = tmp_path / "coverage"
+    run_coverage(bench, coll, coverage, depth=6, k=2)
+    cells = re.compile(r"reproduced: (\d+) cells")
+    alone = cli("reproduce", small_bench, frozen_runs, "--verify")
+    both = cli("reproduce", small_bench, frozen_runs, "--verify", "--coverage", coverage)
+    assert alone.exit_code == 0 and both.exit_code == 0, both.output
+    assert int(cells.search(both.output)[1]) > int(cells.search(alone.output)[1]) + 100
+    summary_path = coverage / "results" / "summary.json"
+    summary = json.loads(summary_path.read_text())
+    summary["splits"]["all"]["methods"]["expected"]["coverage"] = 0.25
+    summary_path.write_text(json.dumps(summary))
+    failed = cli("reproduce", small_bench, frozen_runs, "--verify", "--coverage", coverage)
+    assert failed.exit_code == 1 and "coverage: splits/all/methods/expected/coverage" in failed.output

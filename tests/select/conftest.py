@@ -91,13 +91,17 @@ def indexed(lexical_only: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
 
 @pytest.fixture(scope="session")
 def phrase_bench(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """:func:`build_phrase_bench` once per session."""
+    return build_phrase_bench(tmp_path_factory.mktemp("phrases"))
+
+
+def build_phrase_bench(base: Path) -> tuple[Path, Path]:
     """A collection of 8 documents × 4 pages and a release whose labels say: a page establishes a
     condition when it states the phrase twice (a surface-form rule, as the real builder's).
 
     Document ``d{i}`` states phrase ``i % 4`` twice on page ``1 + i % 4`` and once, with the words
     apart, on another page; query ``q{j}`` asks for phrases ``j`` and ``j + 1``.
     """
-    base = tmp_path_factory.mktemp("phrases")
     docs, evidence = {}, {}
     for i in range(8):
         phrase = PHRASES[i % 4]

@@ -103,7 +103,7 @@ def build(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from nclue.bench.pipeline import build as run_build
-    from nclue.engine import make_engine
+    from nclue.engine import open_engine
 
     options = replace(
         _BUILD,
@@ -141,12 +141,8 @@ def build(
             if advance:
                 progress.advance(tasks[stage], advance)
 
-        runner = make_engine(engine.value, workers, ray_address) if engine is EngineName.ray or workers > 1 else None
-        try:
+        with open_engine(engine.value, workers, ray_address) as runner:
             summary = run_build(collection, out, options, tick, runner)
-        finally:
-            if runner is not None:
-                runner.close()
     counts = summary.manifest["counts"]
     console.print(
         f"built {summary.out}: {counts['queries']} queries, {counts['qrel_rows']} qrels "

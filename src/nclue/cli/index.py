@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from nclue.engine import EngineName
 from nclue.errors import NclueError
 from nclue.index.tokens import DEFAULT_BITS
 from nclue.models.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
@@ -49,7 +50,9 @@ class TokenBits(str, Enum):
 def index(
     collection: Path = typer.Argument(..., help="Collection directory (from `nclue ingest`)."),
     all_indexes: bool = typer.Option(
-        False, "--all", help="Build every index the default matrix needs (lexical, dense, tokens); keeps current ones."
+        False,
+        "--all",
+        help="Build every index the default matrix needs (lexical, dense, tokens, structure); keeps current ones.",
     ),
     lexical: bool = typer.Option(False, "--lexical", help="Build the BM25 page index and document view."),
     dense: list[str] = typer.Option([], "--dense", help="Build a dense page index with this model (repeatable)."),
@@ -73,6 +76,12 @@ def index(
     dense_workers: int | None = typer.Option(
         None, "--dense-workers", min=1, help="Encoder processes (default: one per CPU, one thread each)."
     ),
+    engine: EngineName = typer.Option(
+        EngineName.local, "--engine", help="Encode dense/token shards here or on Ray (the same vectors)."
+    ),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address", help="An existing Ray cluster (HOST:PORT or auto); default: a local Ray instance."
+    ),
     dense_dtype: Dtype = typer.Option(Dtype.float32, "--dense-dtype", help="Stored vector dtype."),
     token_bits: TokenBits = typer.Option(
         TokenBits(str(DEFAULT_BITS)), "--token-bits", help="Bits per stored token value (4: 216 B/token, 8: 408)."
@@ -90,12 +99,15 @@ def index(
 
     Example: nclue index ./coll --all --dense-max-chunks 1
 
+    Example: nclue index ./coll --dense minilm --engine ray --ray-address auto   (shards encoded on the cluster)
+
     (--dense minilm / bundled = the bundled all-MiniLM-L6-v2; any local sentence-transformers path works)
     """
     from rich.console import Console
 
     from nclue.corpus.store import PageStore
-    from nclue.index.lexical import BM25Params, build_lexical_index
+    from nclue.engine import open_engine
+    from nclue.index.lexical import BM25Params
 
     console = Console(stderr=True)
     store = PageStore.open(collection)
@@ -112,8 +124,21 @@ def index(
         "max_chunks_per_page": dense_max_chunks,
         "workers": dense_workers,
     }
+    wanted = (all_indexes, lexical, dense, tokens)
+    with open_engine(engine.value, dense_workers, ray_address) as runner:
+        dense_options["engine"] = runner
+        _build(collection, store, params, wanted, dense_options, int(token_bits.value), rebuild, console)
+
+
+def _build(  # noqa: ANN001 - store: PageStore, params: BM25Params, console: rich Console
+    collection: Path, store, params, wanted: tuple, dense_options: dict, bits: int, rebuild: bool, console
+) -> None:
+    """The building part of :func:`index`: ``wanted = (--all, --lexical, --dense models, --tokens)``."""
+    from nclue.index.lexical import build_lexical_index
+
+    all_indexes, lexical, dense, tokens = wanted
     if all_indexes:
-        _build_all(collection, params, dense, dense_options, int(token_bits.value), rebuild, console)
+        _build_all(collection, params, dense, dense_options, bits, rebuild, console)
         return
     if lexical or not (dense or tokens):
         with console.status(f"BM25 index of {store.n_pages} pages"):
@@ -132,7 +157,7 @@ def index(
             rebuild=rebuild,
             progress=True,
             tokens=tokens,
-            token_bits=int(token_bits.value),
+            token_bits=bits,
             **dense_options,
         )
         console.print(f"wrote {path}" + (" (+ token index)" if tokens else ""), highlight=False)
@@ -155,6 +180,7 @@ def _build_all(collection: Path, params, models: list[str], dense: dict, bits: i
         token_bits=bits,
         workers=dense["workers"],
         rebuild=rebuild,
+        engine=dense["engine"],
     )
     build_all(
         collection,

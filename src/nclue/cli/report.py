@@ -75,12 +75,17 @@ def reproduce(
         _TOLERANCES["rho"], "--rho-tolerance", min=0.0, help="Allowed drift of ρ, an AUC, a share or a coefficient."
     ),
     out: Path | None = typer.Option(None, "-o", "--out", help="Also write the recomputed report here."),
+    coverage: Path | None = typer.Option(
+        None, "--coverage", help="Also verify a coverage study (the folder `nclue demo` writes as OUT/coverage)."
+    ),
 ) -> None:
     """Recompute every table from the frozen runs and qrels; with --verify fail on any drift.
 
     Counts must match exactly; every file the release lists (SHA256SUMS) and every run file must keep its hash.
 
     Example: nclue reproduce bench/ runs/ --verify
+
+    Example: nclue reproduce nclue-demo/bench nclue-demo/runs --verify --coverage nclue-demo/coverage
     """
     from rich.console import Console
 
@@ -90,7 +95,7 @@ def reproduce(
     if not verify_flag and out is None:
         raise NclueError("nothing to do: pass --verify to check the frozen report, or -o DIR to rewrite it")
     limits = Tolerances(points=tolerance, p=p_tolerance, rho=rho_tolerance)
-    result = verify(bench, run_dir, limits)
+    result = verify(bench, run_dir, limits, coverage)
     console = Console()
     if out is not None and result.recomputed is not None:
         write_report(result.recomputed, out, None)

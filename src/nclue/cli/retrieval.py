@@ -112,7 +112,13 @@ def run(
     depth: int = typer.Option(100, "--depth", min=1, max=10000, help="Documents per query."),
     force: bool = typer.Option(False, "--force", help="With --matrix: rerun even unchanged runs."),
     engine: EngineName = typer.Option(EngineName.local, "--engine", help="Rank query batches here or on Ray."),
-    workers: int = typer.Option(1, "--workers", "-w", min=1, help="Parallel workers (local processes or Ray CPUs)."),
+    workers: int | None = typer.Option(
+        None,
+        "--workers",
+        "-w",
+        min=1,
+        help="Parallel workers: local processes or Ray CPUs (default: 1 for --system; one per CPU for --matrix).",
+    ),
     ray_address: str | None = typer.Option(
         None, "--ray-address", help="An existing Ray cluster (HOST:PORT or auto); default: a local Ray instance."
     ),
@@ -124,8 +130,12 @@ def run(
     Example: nclue run ./bench ./coll --matrix default -o ./runs   (skips runs whose spec and inputs are unchanged)
 
     Example: nclue run ./bench ./coll -s bm25.cover -o ./runs --engine ray --ray-address auto   (same run files)
+
+    Example: nclue run ./bench ./coll --matrix default -o ./runs --engine ray   (runs spread over a local Ray instance)
     """
     from rich.console import Console
+
+    from nclue.engine import open_engine
 
     console = Console(stderr=True)
     if matrix is not None:
@@ -135,7 +145,10 @@ def run(
         from nclue.matrix.spec import load_matrix
 
         spec = load_matrix(None if str(matrix) == "default" else matrix)
-        result = run_matrix(spec, bench, collection, output, progress=True, force=force)
+        with open_engine(engine.value, workers, ray_address) as runner:
+            result = run_matrix(
+                spec, bench, collection, output, progress=True, force=force, workers=workers, engine=runner
+            )
         console.print(
             f"matrix: {len(result.ran)} run(s) produced, {len(result.skipped)} unchanged and skipped; "
             f"manifest {output / 'matrix.json'}",
@@ -147,17 +160,12 @@ def run(
         return
     if not system:
         raise NclueError("name at least one --system (e.g. -s 'bm25.decompose(distinct)') or give --matrix FILE")
-    from nclue.engine import make_engine
     from nclue.systems.run import run_systems
 
-    runner = make_engine(engine.value, workers, ray_address) if engine is EngineName.ray or workers > 1 else None
-    try:
+    with open_engine(engine.value, workers, ray_address) as runner:
         report = run_systems(
             bench, collection, system, form=form.value, out_dir=output, depth=depth, progress=True, engine=runner
         )
-    finally:
-        if runner is not None:
-            runner.close()
     for path in report.files:
         console.print(f"wrote {path}", highlight=False, markup=False)
     console.print(report.summary(), highlight=False, markup=False)

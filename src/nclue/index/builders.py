@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nclue.engine import Engine
 from nclue.errors import NclueError
 from nclue.index.lexical import BM25Params
 from nclue.index.tokens import DEFAULT_BITS
@@ -33,7 +34,8 @@ class IndexOptions:
 
     ``dense_model``: a sentence-transformers directory (``None`` = the bundled MiniLM);
     ``dense_max_chunks``: keep each page's first windows only (``None`` = whole pages);
-    ``workers``: encoder processes (``None`` = one per CPU).
+    ``workers``: encoder processes (``None`` = one per CPU); ``engine``: where the encoder
+    shards run instead (e.g. a ``nclue.engine.RayEngine``; the caller closes it).
     """
 
     bm25: BM25Params = field(default_factory=BM25Params)
@@ -47,6 +49,7 @@ class IndexOptions:
     token_bits: int = DEFAULT_BITS
     workers: int | None = None
     rebuild: bool = False
+    engine: Engine | None = None
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ def _build_dense(collection: Path, options: IndexOptions, progress: bool) -> Pat
 
     return build_dense_index(
         collection, rebuild=options.rebuild, progress=progress, tokens=True, token_bits=options.token_bits,
-        workers=options.workers, **_dense_kwargs(options),
+        workers=options.workers, engine=options.engine, **_dense_kwargs(options),
     )  # fmt: skip
 
 
@@ -124,7 +127,9 @@ def _build_tokens(collection: Path, options: IndexOptions, progress: bool) -> Pa
         raise NclueError(
             f"{collection}: the token index needs the dense index first; run `nclue index {collection} --all`"
         )
-    return build_token_index(collection, dense, bits=options.token_bits, progress=progress, workers=options.workers)
+    return build_token_index(
+        collection, dense, bits=options.token_bits, progress=progress, workers=options.workers, engine=options.engine
+    )
 
 
 def _tokens_current(collection: Path, options: IndexOptions) -> bool:
@@ -190,3 +195,35 @@ def build_all(
         if on_step is not None:
             on_step(step)
     return steps
+
+
+def remove_other_dense_indexes(collection_dir: str | os.PathLike[str], options: IndexOptions) -> list[str]:
+    """Delete every dense index (with its token index) that ``options`` would not build; return their names.
+
+    A collection whose matrix names the plain ``dense`` backbone must hold one dense index; a
+    folder that one program owns (``nclue demo``'s) calls this before :func:`build_all` when
+    its settings changed (e.g. another backend), so the old vectors do not make ``dense``
+    ambiguous. An index with the wanted name but other settings (or unfinished with other
+    settings) is removed too and rebuilt.
+    """
+    import shutil
+
+    from nclue.index.dense import dense_root, dense_settings, read_manifest
+    from nclue.index.tokens import token_dir
+
+    collection = Path(collection_dir)
+    root = dense_root(collection)
+    if not root.is_dir():
+        return []
+    wanted = dense_settings(collection, **_dense_kwargs(options))
+    removed = []
+    for directory in sorted(p for p in root.iterdir() if p.is_dir()):
+        manifest = read_manifest(directory) or {}
+        same = directory.name == wanted["key"] and all(
+            manifest.get(k) == v for k, v in wanted["settings"].items() if k != "shard_size"
+        )
+        if not same:
+            shutil.rmtree(directory)
+            shutil.rmtree(token_dir(collection, directory.name), ignore_errors=True)
+            removed.append(directory.name)
+    return removed

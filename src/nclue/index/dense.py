@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from nclue.corpus.store import PageStore, pages_fingerprint
+from nclue.engine import Engine
 from nclue.errors import NclueError
 from nclue.index.encoding import ShardResult, run_shards
 from nclue.index.integrity import check, problems, record_files
@@ -91,7 +92,8 @@ def _save_npz(path: Path, **arrays: np.ndarray) -> None:
     atomic_write_bytes(path, buffer.getvalue())
 
 
-def _read_manifest(directory: Path) -> dict[str, Any] | None:
+def read_manifest(directory: Path) -> dict[str, Any] | None:
+    """A dense index directory's ``manifest.json`` (``None`` when absent; unreadable → NclueError)."""
     import json
 
     path = directory / MANIFEST
@@ -211,6 +213,7 @@ def build_dense_index(
     tokens: bool = False,
     token_bits: int = DEFAULT_BITS,
     workers: int | None = None,
+    engine: Engine | None = None,
 ) -> Path:
     """Embed every page chunk of a collection; return the index directory.
 
@@ -221,8 +224,9 @@ def build_dense_index(
     settings unless ``rebuild``. ``tokens`` also builds the token index
     (``token_bits``-bit codes) in the same encoder pass — or, when the dense vectors already
     exist, in a token-only pass over their chunks. ``workers`` encoder processes take the
-    shards (``None`` = one per CPU; :mod:`nclue.index.encoding`); ``threads`` applies to a
-    single in-process encoder.
+    shards (``None`` = one per CPU; :mod:`nclue.index.encoding`), or ``engine`` (e.g.
+    ``nclue.engine.RayEngine``; the same vectors) when given; ``threads`` applies to a single
+    in-process encoder.
     """
     if backend not in BACKENDS:
         raise NclueError(f"unknown dense backend {backend!r}; choose one of {', '.join(BACKENDS)}")
@@ -256,10 +260,11 @@ def build_dense_index(
             settings,
             token_bits if tokens else None,
             workers,
+            engine,
         )
         if tokens:
             index = open_index_dir(collection, built)
-            tokens_pass(collection, index, None, token_bits, None, False, progress, batch_size, workers)
+            tokens_pass(collection, index, None, token_bits, None, False, progress, batch_size, workers, engine)
         return built
 
 
@@ -280,12 +285,13 @@ def _build(
     settings: dict[str, Any],
     token_bits: int | None,
     workers: int | None,
+    engine: Engine | None,
 ) -> Path:
     """:func:`build_dense_index` while holding the collection's lock (tokens in the same pass
     when ``token_bits`` is set and the dense vectors are not finished yet)."""
     if rebuild and directory.exists():
         shutil.rmtree(directory)
-    existing = _read_manifest(directory)
+    existing = read_manifest(directory)
     if existing is not None:
         differs = {k: (existing.get(k), v) for k, v in settings.items() if existing.get(k) != v}
         if differs:
@@ -342,6 +348,7 @@ def _build(
             True,
             token_bits if token_shards is not None else None,
             store_shard,
+            engine,
         )
     parts = [np.load(shard_dir / f"shard-{i:05d}.npy") for i in range(n_shards)]
     dim = int(parts[0].shape[1]) if parts else int(load_encoder(path, backend=backend).dim)
@@ -364,7 +371,7 @@ def list_dense_indexes(collection_dir: str | os.PathLike[str]) -> list[Path]:
         return []
     out = []
     for directory in sorted(p for p in root.iterdir() if p.is_dir()):
-        manifest = _read_manifest(directory)
+        manifest = read_manifest(directory)
         if manifest is not None and manifest.get("complete"):
             out.append(directory)
     return out
@@ -386,9 +393,9 @@ def open_dense_index(
     wanted = None
     if model_path is not None:
         wanted = model_identity(resolve_model_path(model_path)).sha256
-        candidates = [d for d in candidates if (_read_manifest(d) or {})["model"]["sha256"] == wanted]
+        candidates = [d for d in candidates if (read_manifest(d) or {})["model"]["sha256"] == wanted]
     if backend is not None:
-        candidates = [d for d in candidates if (_read_manifest(d) or {})["backend"] == backend]
+        candidates = [d for d in candidates if (read_manifest(d) or {})["backend"] == backend]
     if not candidates:
         present = ", ".join(p.name for p in list_dense_indexes(collection)) or "none"
         what = f" for {model_path}" if model_path is not None else ""
@@ -410,7 +417,7 @@ def open_index_dir(collection_dir: str | os.PathLike[str], directory: str | os.P
     """Open one finished dense index directory of ``collection_dir``, checking format and freshness."""
     collection = Path(collection_dir)
     directory = Path(directory)
-    manifest = _read_manifest(directory)
+    manifest = read_manifest(directory)
     if manifest is None or not manifest.get("complete"):
         raise NclueError(f"{directory}: no finished dense index here; build it with `{build_command(collection)}`")
     if manifest.get("format") != FORMAT_VERSION:

@@ -2,9 +2,11 @@
 
 A shard is a list of chunk texts; its result is the pooled vectors and/or the packed token
 codes (:func:`nclue.index.tokens.pack_tokens`) of one encoder pass. With ``workers > 1`` the
-shards go to :mod:`nclue.engine`'s spawn pool (workers die with their parent): each worker
-loads the encoder once and runs it with ``CPUs / workers`` threads, and the caller writes
-every result as it arrives, so resumption and atomic writes are unchanged. Why processes:
+shards go to :mod:`nclue.engine`'s spawn pool (workers die with their parent), and with a
+given engine (``--engine ray``) to its workers: each worker loads the encoder once (from the
+model path, which must be readable on every node) and runs it with ``CPUs / workers``
+threads (one per Ray task), and the caller writes every result as it arrives, so resumption
+and atomic writes are unchanged and a retried task cannot write a shard twice. Why processes:
 on the 2-core development machine two single-threaded bfloat16 encoders finished the same
 128 chunks 1.5–2.5× sooner than one encoder with two intra-op threads, whose threads
 mostly wait on each other at this model size (``benchmarks/encode.py`` measures the
@@ -19,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from nclue.engine import Engine
 from nclue.index.tokens import pack_tokens
 from nclue.models.encoder import Encoder, encode_with_tokens, load_encoder
 
@@ -66,15 +69,21 @@ def run_shards(
     vectors: bool,
     token_bits: int | None,
     on_result: Callable[[int, int, ShardResult], Any],
+    engine: Engine | None = None,
 ) -> None:
     """Encode every ``(shard, texts)`` job; call ``on_result(shard, n_texts, result)`` as each finishes.
 
     ``workers``: processes (``None`` = one per CPU, at most one per job); with one, the
     encoder from ``make_encoder()`` runs here. ``worker_args`` = ``(model path, backend,
-    batch size)`` for the workers' own encoders.
+    batch size)`` for the workers' own encoders. ``engine`` (e.g. Ray), when given, takes the
+    shards instead of a local pool and is left open for the caller.
     """
     from nclue.engine import LocalEngine
 
+    if engine is not None:
+        threads = 1 if engine.name == "ray" else max(1, (os.cpu_count() or 1) // engine.workers)
+        _map(engine, jobs, worker_args, threads, vectors, token_bits, on_result)
+        return
     count = max(1, min(workers or os.cpu_count() or 1, n_jobs))
     if count == 1:
         encoder = None
@@ -82,13 +91,25 @@ def run_shards(
             encoder = encoder or make_encoder()
             on_result(shard, len(texts), shard_result(encoder, texts, vectors, token_bits))
         return
-    threads = max(1, (os.cpu_count() or 1) // count)
-    listed = list(jobs)
-    engine = LocalEngine(count)
+    pool = LocalEngine(count)
     try:
-        args = [(*worker_args, threads, texts, vectors, token_bits) for _, texts in listed]
-        for position, result in engine.imap(encode_shard, args):
-            shard, texts = listed[position]
-            on_result(shard, len(texts), result)
+        _map(pool, jobs, worker_args, max(1, (os.cpu_count() or 1) // count), vectors, token_bits, on_result)
     finally:
-        engine.close()
+        pool.close()
+
+
+def _map(
+    engine: Engine,
+    jobs: Iterable[tuple[int, list[str]]],
+    worker_args: tuple[str, str, int],
+    threads: int,
+    vectors: bool,
+    token_bits: int | None,
+    on_result: Callable[[int, int, ShardResult], Any],
+) -> None:
+    """:func:`encode_shard` over ``jobs`` on ``engine``; results handed to ``on_result`` as they complete."""
+    listed = list(jobs)
+    args = [(*worker_args, threads, texts, vectors, token_bits) for _, texts in listed]
+    for position, result in engine.imap(encode_shard, args):
+        shard, texts = listed[position]
+        on_result(shard, len(texts), result)

@@ -50,6 +50,7 @@ from nclue.index.progress import chunk_progress
 from nclue.io import atomic_write_bytes, exclusive_lock, writable_dir, write_json
 
 if TYPE_CHECKING:
+    from nclue.engine import Engine
     from nclue.index.dense import DenseIndex
     from nclue.models.encoder import Encoder
 
@@ -374,17 +375,18 @@ def build_token_index(
     progress: bool = False,
     batch_size: int = 32,
     workers: int | None = None,
+    engine: Engine | None = None,
 ) -> Path:
     """Token-only pass over ``dense``'s chunks (for a dense index built without ``tokens=True``).
 
     Uses the encoder that made ``dense`` (same model files and backend; ``workers`` processes, ``None``
-    = one per CPU) unless one is given (then in this process). Resumable like the dense build;
+    = one per CPU, or ``engine``'s workers) unless one is given (then in this process). Resumable like the dense build;
     a finished index with the same settings is kept.
     """
     collection = Path(collection_dir)
     writable_dir(token_root(collection), "index")
     with exclusive_lock(collection, "collection"):
-        return tokens_pass(collection, dense, encoder, bits, shard_size, rebuild, progress, batch_size, workers)
+        return tokens_pass(collection, dense, encoder, bits, shard_size, rebuild, progress, batch_size, workers, engine)
 
 
 def tokens_pass(
@@ -397,6 +399,7 @@ def tokens_pass(
     progress: bool,
     batch_size: int,
     workers: int | None = None,
+    engine: Engine | None = None,
 ) -> Path:
     """:func:`build_token_index` while the caller holds the collection's lock."""
     size = int(shard_size or dense.manifest.get("shard_size") or 1024)
@@ -437,6 +440,7 @@ def tokens_pass(
             False,
             bits,
             store,
+            engine if encoder is None else None,
         )
     return shards.finish(n_shards, n_chunks, int(dense.manifest["dim"]))
 

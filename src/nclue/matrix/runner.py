@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from nclue._version import __version__
+from nclue.engine import Engine, LocalEngine
 from nclue.errors import NclueError
 from nclue.io import dumps_canonical, exclusive_lock, sha256_bytes, sha256_file, writable_dir, write_json
 from nclue.matrix.spec import MatrixSpec, RunSpec
-from nclue.release import CORPUS_FILE, QUERIES_FILE, Release
+from nclue.release import CORPUS_FILE, PARAPHRASES_FILE, QUERIES_FILE, Release
 
 MANIFEST = "matrix.json"
 _VERSIONED = ("numpy", "scipy", "bm25s", "pypdfium2", "torch", "sentence-transformers", "onnxruntime")
@@ -68,6 +69,8 @@ def input_fingerprints(release: Release, collection_dir: Path) -> dict[str, str]
     """Fingerprints of everything a run reads: the release's queries and corpus, the collection."""
     hashes = release.hashes
     out = {f"bench/{name}": hashes.get(name, "absent") for name in (QUERIES_FILE, CORPUS_FILE)}
+    if PARAPHRASES_FILE in hashes:  # a refilled paraphrase cache reruns the runs (only present when filled)
+        out[f"bench/{PARAPHRASES_FILE}"] = hashes[PARAPHRASES_FILE]
     for name in ("docs.parquet", "pages.parquet"):
         out[f"collection/{name}"] = sha256_file(collection_dir / name)
     out["collection/index"] = tree_fingerprint(collection_dir / "index")
@@ -117,11 +120,14 @@ def run_matrix(
     progress: bool = False,
     force: bool = False,
     workers: int | None = None,
+    engine: Engine | None = None,
 ) -> MatrixResult:
     """Produce every run of ``spec`` in ``out_dir`` (TREC + JSONL each), skipping unchanged ones.
 
     ``workers``: processes running runs in parallel (``None`` = one per CPU, ``1`` = this
-    process). The manifest is rewritten atomically after every finished run, so an
+    process); ``engine`` (e.g. a ``nclue.engine.RayEngine``, left open for the caller) runs
+    them instead — each worker opens the release and collection by path, so on a cluster they
+    must be on a filesystem every node mounts. The manifest is rewritten atomically after every finished run, so an
     interrupted matrix resumes where it stopped.
     """
     coll = Path(collection_dir)
@@ -131,7 +137,7 @@ def run_matrix(
     if count < 1:
         raise NclueError(f"matrix workers must be at least 1, got {count}")
     with exclusive_lock(out, "run folder"):
-        return _run(spec, release, Path(bench_dir), coll, out, progress, force, count)
+        return _run(spec, release, Path(bench_dir), coll, out, progress, force, count, engine)
 
 
 def _run(
@@ -143,10 +149,9 @@ def _run(
     progress: bool,
     force: bool,
     workers: int,
+    given: Engine | None,
 ) -> MatrixResult:
     """:func:`run_matrix` while holding the run folder's lock."""
-    from nclue.engine import LocalEngine
-
     manifest = _load_manifest(out)
     inputs = input_fingerprints(release, coll)
     previous = {name: entry.get("seconds", 0.0) for name, entry in manifest.get("runs", {}).items()}
@@ -166,16 +171,20 @@ def _run(
         else:
             todo.append((run, digest))
     todo.sort(key=lambda item: -float(previous.get(item[0].name) or 0.0))  # longest first; stable otherwise
-    count = max(1, min(workers, len(todo)))
-    threads = max(1, (os.cpu_count() or 1) // count) if count > 1 else None
-    engine = LocalEngine(count)
+    count = max(1, min(given.workers if given is not None else workers, len(todo)))
+    if given is not None and given.name == "ray":
+        threads = 1  # one CPU per Ray task
+    else:
+        threads = max(1, (os.cpu_count() or 1) // count) if count > 1 else None
+    engine = given if given is not None else LocalEngine(count)
     args = [(str(bench), str(coll), str(out), run.system, run.form, spec.depth, spec.form, threads) for run, _ in todo]
     console = None
     if progress:
         from rich.console import Console
 
         console = Console(stderr=True)
-        console.print(f"{len(todo)} run(s) to produce on {count} worker(s), {len(result.skipped)} unchanged")
+        where = f"{count} Ray worker(s)" if engine.name == "ray" else f"{count} worker(s)"
+        console.print(f"{len(todo)} run(s) to produce on {where}, {len(result.skipped)} unchanged")
     try:
         for done, (position, outcome) in enumerate(engine.imap(_produce, args), start=1):
             run, digest = todo[position]
@@ -199,7 +208,8 @@ def _run(
             if console is not None:
                 console.print(f"[{done}/{len(todo)}] {run.name}  {outcome['seconds']:.1f} s", highlight=False)
     finally:
-        engine.close()
+        if given is None:
+            engine.close()
         _WORKSPACES.clear()
     write_json(out / MANIFEST, manifest)
     return result

@@ -142,9 +142,18 @@ def _resolve(key: str, bench: Path, runs: Path, shift: dict | None) -> Path:
 
 
 def verify(
-    bench_dir: str | os.PathLike[str], run_dir: str | os.PathLike[str], limits: Tolerances = Tolerances()
+    bench_dir: str | os.PathLike[str],
+    run_dir: str | os.PathLike[str],
+    limits: Tolerances = Tolerances(),
+    coverage_dir: str | os.PathLike[str] | None = None,
 ) -> Verification:
-    """Check the frozen report of ``run_dir`` against its inputs and a full recomputation."""
+    """Check the frozen report of ``run_dir`` against its inputs and a full recomputation.
+
+    ``coverage_dir`` (the folder :func:`nclue.select.pipeline.run_coverage` wrote) adds the
+    coverage study: its freeze is re-verified (input, output and code hashes — a changed freeze
+    raises :class:`NclueError` naming what changed) and every cell of its ``summary.json`` is
+    recomputed exactly (tolerance 1e-9; the computation is deterministic).
+    """
     from nclue.bench.verify import check_sums
 
     bench_path, runs_path = Path(bench_dir), Path(run_dir)
@@ -182,4 +191,10 @@ def verify(
     )
     result.recomputed = fresh
     result.cell_failures, result.cells_checked = compare_cells(frozen, fresh.to_json(), limits)
+    if coverage_dir is not None:
+        from nclue.select.pipeline import verify_coverage
+
+        check = verify_coverage(coverage_dir)
+        result.cell_failures += [f"coverage: {failure}" for failure in check.failures]
+        result.cells_checked += check.cells_checked
     return result
