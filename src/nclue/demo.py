@@ -172,7 +172,7 @@ def run_demo(
     with timings.stage("matrix", title(f"run the default capability matrix ({workers} worker processes)")) as stage:
         stage.detail = _run_matrix(run_matrix, spec, bench, collection, runs, workers)
 
-    shift = None
+    shift = _earlier_shift(out)  # a `--full` run's SourceShift study stays in the report
     if full:
         from nclue.report.masking import run_masking, systems_to_mask
 
@@ -198,7 +198,7 @@ def run_demo(
     else:
         _print_top(data)
     console.print(coverage.to_rich())
-    for line in _skipped(data, full):
+    for line in _skipped(out, data, shift):
         console.print(f"[yellow]not run:[/] {line}", highlight=False)
     _print_timings(timings)
     path = timings.write(report / TIMINGS_FILE)
@@ -281,16 +281,31 @@ def _semantic(out: Path, collection: Path, spec, workers: int, options) -> None:
     console.print(f"semantic benchmark report: {report / 'index.md'}")
 
 
-def _skipped(data: PaperReport | None, full: bool) -> list[str]:
-    """What this demo did not produce, and the command that does."""
-    out = list(data.skipped()) if data is not None else []
-    if not full:
-        out = [line for line in out if not line.startswith(("Table S5a", "Tables S3"))]
-        out.append(
-            "condition masking (Table S5a), SourceShift (Tables S3–S4) and the semantic section-concept "
-            "benchmark: `nclue demo --full` (about 12 more minutes on two cores; `make demo-full`)"
+def _earlier_shift(out: Path) -> tuple[Path, Path] | None:
+    """The SourceShift release and runs a ``--full`` run left in ``out``, if both are there."""
+    bench, runs = out / "shift-bench", out / "shift-runs"
+    return (bench, runs) if (bench / "MANIFEST.json").is_file() and (runs / "matrix.json").is_file() else None
+
+
+def _skipped(out: Path, data: PaperReport | None, shift: tuple[Path, Path] | None) -> list[str]:
+    """What this demo folder lacks, and the command that produces it."""
+    lines = [
+        line for line in (data.skipped() if data is not None else []) if not line.startswith(("Table S5a", "Tables S3"))
+    ]
+    missing = [
+        study
+        for study, present in (
+            ("condition masking (Table S5a)", (out / "runs" / "masking").is_dir()),
+            ("SourceShift (Tables S3–S4)", shift is not None),
+            ("the semantic section-concept benchmark", (out / "report-sections" / "index.md").is_file()),
         )
-    return out
+        if not present
+    ]
+    if missing:
+        lines.append(
+            f"{', '.join(missing)}: `nclue demo --full` (`make demo-full`; about 12 more minutes on two cores)"
+        )
+    return lines
 
 
 def _coverage(bench: Path, collection: Path, out: Path) -> tuple[Table, bool]:
