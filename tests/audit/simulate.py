@@ -95,11 +95,10 @@ HOSTILE = (
 
 def hostile_release(root: Path) -> tuple[Path, Path]:
     """A collection whose pages carry :data:`HOSTILE` text and a one-query release over it."""
-    from tests.bench.conftest import write_collection
-
     from nclue.index.lexical import build_lexical_index
     from nclue.release import Release
     from nclue.types import CorpusDoc, Judgment, Query
+    from tests.bench.conftest import write_collection
 
     coll = write_collection(
         root / "coll", {"evil/doc": list(HOSTILE), "evil/other": ["Nothing here at all, really."] * 2}

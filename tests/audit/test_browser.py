@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from playwright.sync_api import expect
-from tests.audit.simulate import answers, hostile_release, payload_of, write_export
 
 from nclue.audit.export import read_export
 from nclue.audit.packet import build_packet
@@ -27,6 +26,7 @@ from nclue.audit.sample import sample
 from nclue.audit.score import score
 from nclue.audit.store import AuditDir
 from nclue.audit.text import quote_problem, verbatim
+from tests.audit.simulate import answers, hostile_release, payload_of, write_export
 
 pytestmark = pytest.mark.slow
 CHROMIUM = Path("/usr/bin/chromium")

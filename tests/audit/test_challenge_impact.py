@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
-from tests.audit.simulate import answers, payload_of, read_jsonl, write_export
 
 import nclue
 from nclue.audit.adjudicate import adjudicate
@@ -17,6 +16,7 @@ from nclue.audit.impact import impact
 from nclue.audit.packet import build_packet
 from nclue.audit.params import ChallengeParams
 from nclue.audit.store import AuditDir
+from tests.audit.simulate import answers, payload_of, read_jsonl, write_export
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.audit.simulate import answers, payload_of, write_export
 
 from nclue.audit import params
 from nclue.cli import audit as cli_audit
+from tests.audit.simulate import answers, payload_of, write_export
 
 
 @pytest.mark.parametrize(

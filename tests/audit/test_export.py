@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.audit.simulate import answers, payload_of, write_export
 
 from nclue.audit.export import read_export, read_exports
 from nclue.audit.packet import build_packet
@@ -15,6 +14,7 @@ from nclue.audit.params import SampleParams
 from nclue.audit.sample import sample
 from nclue.audit.store import AuditDir
 from nclue.errors import NclueError
+from tests.audit.simulate import answers, payload_of, write_export
 
 
 @pytest.fixture

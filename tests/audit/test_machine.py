@@ -9,11 +9,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from tests.audit.simulate import answers, payload_of, write_export
 
 from nclue.audit.machine import machine, prompt_for
 from nclue.audit.score import score
 from nclue.errors import NclueError
+from tests.audit.simulate import answers, payload_of, write_export
 
 
 class Replay:

@@ -7,13 +7,13 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.audit.simulate import HOSTILE, hostile_release, payload_of, read_jsonl
 
 from nclue.audit.packet import build_packet, embed_json
 from nclue.audit.params import ROUTES, SampleParams
 from nclue.audit.pool import Routes, pool, round_robin
 from nclue.audit.sample import sample
 from nclue.corpus.store import PageStore
+from tests.audit.simulate import HOSTILE, hostile_release, payload_of, read_jsonl
 
 SCRIPT_BLOCKS = re.compile(r"<script([^>]*)>(.*?)</script>", re.S)
 

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.audit.simulate import answers, hostile_release, payload_of, read_jsonl, write_export
 
 from nclue.audit.adjudicate import adjudicate
 from nclue.audit.export import ConditionResponse, Export
@@ -17,6 +16,7 @@ from nclue.audit.repair import classify, repair
 from nclue.audit.sample import sample
 from nclue.errors import NclueError
 from nclue.release import Release
+from tests.audit.simulate import answers, hostile_release, payload_of, read_jsonl, write_export
 
 INITIAL_FLIPS = {(0, 0), (2, 1), (4, 0), (6, 1), (7, 0), (9, 0), (10, 1)}
 

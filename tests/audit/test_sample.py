@@ -7,11 +7,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from tests.audit.simulate import read_jsonl
 
 from nclue.audit.params import SampleParams
 from nclue.audit.sample import allocate, sample
 from nclue.errors import NclueError
+from tests.audit.simulate import read_jsonl
 
 
 def test_allocation_hand_cases() -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
-from tests.audit.simulate import answers, payload_of, read_jsonl, write_export
 
 from nclue.audit.score import score
+from tests.audit.simulate import answers, payload_of, read_jsonl, write_export
 
 FLIPS = {(0, 0), (3, 1), (5, 0), (5, 1), (8, 0), (11, 1)}
 

@@ -67,9 +67,8 @@ def test_codec_refuses_bad_input() -> None:
 @pytest.fixture(scope="module")
 def token_source(tmp_path_factory: pytest.TempPathFactory, small_collection: Path) -> Path:
     """One real 16-page document with its dense and token index built in one pass (ONNX fp32)."""
-    from tests.dense.conftest import cut_collection
-
     from nclue.index.dense import build_dense_index
+    from tests.dense.conftest import cut_collection
 
     coll = cut_collection(small_collection, tmp_path_factory.mktemp("tokens") / "coll", ("latex/functan/functan",))
     build_dense_index(coll, backend="onnx", tokens=True, shard_size=8)

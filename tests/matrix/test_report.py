@@ -233,10 +233,9 @@ def test_reproduce_tolerances_are_per_quantity(frozen_runs: Path, small_bench: P
 @pytest.mark.slow
 def test_reproduce_verifies_a_coverage_study_too(frozen_runs: Path, small_bench: Path, tmp_path: Path, cli) -> None:  # noqa: ANN001
     """``--coverage DIR`` adds every cell of the coverage study; a changed cell fails the command, named."""
-    from tests.select.conftest import build_phrase_bench
-
     from nclue.index.dense import build_dense_index
     from nclue.select.pipeline import run_coverage
+    from tests.select.conftest import build_phrase_bench
 
     bench, coll = build_phrase_bench(tmp_path / "phrases")
     build_dense_index(coll, backend="onnx", max_chunks_per_page=1)

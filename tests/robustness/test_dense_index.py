@@ -9,10 +9,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from robust_helpers import assert_clean
-from test_indexes import swap_two_documents
 
 from nclue.corpus.store import DOCS_FILE, PAGES_FILE, write_table_atomic
+from tests.robustness.robust_helpers import assert_clean, swap_two_documents
 
 QUERY = '"regression model"; "data frame"'
 SYSTEM = "dense.decompose(min)"

@@ -10,9 +10,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from robust_helpers import assert_clean
 
 from nclue.io import exclusive_lock
+from tests.robustness.robust_helpers import assert_clean
 
 ENTRY = "from nclue.cli import main; main()"
 

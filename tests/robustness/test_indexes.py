@@ -2,37 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from robust_helpers import assert_clean
 
-from nclue.corpus.store import META_FILE, PAGES_FILE, pages_record, write_table_atomic
+from nclue.corpus.store import META_FILE, PAGES_FILE, write_table_atomic
 from nclue.index.lexical import INDEX_DIR
 from nclue.index.lexical import META_FILE as INDEX_META
-from nclue.io import write_json
+from tests.robustness.robust_helpers import assert_clean, swap_two_documents
 
 QUERY = '"regression model"; "data frame"'
-
-
-def swap_two_documents(collection: Path) -> None:
-    """Re-ingest different content of the same size: two documents exchange their page texts
-    (as when two PDFs swap names), and ``collection.json`` is rewritten as ingest does."""
-    table = pq.read_table(collection / PAGES_FILE)
-    rows = table.to_pylist()
-    ids = sorted({r["doc_id"] for r in rows})
-    first, second = ids[0], ids[1]
-    texts = {d: [r for r in rows if r["doc_id"] == d] for d in (first, second)}
-    n = min(len(texts[first]), len(texts[second]))
-    for i in range(n):
-        a, b = texts[first][i], texts[second][i]
-        a["text"], b["text"] = b["text"], a["text"]
-        a["n_chars"], b["n_chars"] = b["n_chars"], a["n_chars"]
-    write_table_atomic(collection / PAGES_FILE, table.from_pylist(rows, schema=table.schema))
-    meta = json.loads((collection / META_FILE).read_text()) if (collection / META_FILE).is_file() else {}
-    write_json(collection / META_FILE, {**meta, "pages": pages_record(collection)})
 
 
 def test_a_stale_lexical_index_is_refused(cli, indexed: Path) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from robust_helpers import assert_clean
 
 from nclue.errors import NclueError
+from tests.robustness.robust_helpers import assert_clean
 
 
 def test_a_run_file_of_random_bytes(cli, release: Path, tmp_path: Path) -> None:

@@ -11,10 +11,9 @@ import time
 import uuid
 from pathlib import Path
 
-from robust_helpers import assert_clean
-from tests.fixtures.small_collection import SMALL_DOCS
-
 from nclue.corpus.ingest import ingest
+from tests.fixtures.small_collection import SMALL_DOCS
+from tests.robustness.robust_helpers import assert_clean
 
 
 def processes_with(marker: str) -> list[int]:

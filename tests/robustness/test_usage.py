@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from robust_helpers import assert_clean
+
+from tests.robustness.robust_helpers import assert_clean
 
 
 @pytest.mark.parametrize(

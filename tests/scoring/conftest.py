@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from nclue_eval_helpers import S6_QRELS, S6_QUERY, make_release
+
+from tests.scoring.nclue_eval_helpers import S6_QRELS, S6_QUERY, make_release
 
 
 @pytest.fixture

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from nclue_eval_helpers import write_trec
 from typer.testing import CliRunner
+
+from tests.scoring.nclue_eval_helpers import write_trec
 
 GOLD = "world_bank_34454344"
 SUB1 = "world_bank_34353633"

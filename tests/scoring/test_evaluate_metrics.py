@@ -6,12 +6,12 @@ import math
 
 import numpy as np
 import pytest
-from nclue_eval_helpers import write_jsonl, write_trec
 
 from nclue.scoring import Benchmark, from_records, load_run, score_runs, summarise
 from nclue.scoring.metrics import GOLD_FIRST, MISS, SUBSET_FIRST
 from nclue.scoring.summary import strata
 from nclue.types import RankedDoc, Run
+from tests.scoring.nclue_eval_helpers import write_jsonl, write_trec
 
 GOLD = "world_bank_34454344"
 SUB2 = "world_bank_34422285"

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from nclue_eval_helpers import S6_QRELS, S6_QUERY, make_release, write_jsonl, write_trec
 
 from nclue.errors import NclueError
 from nclue.scoring import Benchmark, load_run, score_runs
 from nclue.scoring.benchmark import GOLD, PARTIAL
 from nclue.scoring.runs import OUTSIDE, PAD
+from tests.scoring.nclue_eval_helpers import S6_QRELS, S6_QUERY, make_release, write_jsonl, write_trec
 
 
 def test_release_arrays_and_families(tmp_path):

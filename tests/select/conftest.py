@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from tests.select.builders import PHRASES, write_collection, write_release
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "coverage"

@@ -8,10 +8,10 @@ import math
 
 import numpy as np
 import pytest
-from tests.select.builders import PHRASES, write_release
 
 from nclue.select.calibrate import calibrate, fit_logistic, scores
 from nclue.select.evidence import Calibration, fold_of
+from tests.select.builders import PHRASES, write_release
 
 
 def test_fit_logistic_equals_statsmodels_maximum_likelihood():

@@ -17,13 +17,12 @@ HAND_WEIGHTS.update(weights=[4.0, 3.0, 1.0, 1.0, 2.0, 1.5, -3.0], bias=-6.0, fit
 @pytest.fixture(scope="session")
 def struct_collection(small_collection: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Four short real documents (~85 pages) indexed for ``struct:test.*`` (hand-set calibration)."""
-    from tests.dense.conftest import cut_collection
-
     from nclue.corpus.structure import StructureParams, build_structure
     from nclue.index.dense import build_dense_index
     from nclue.index.lexical import build_lexical_index
     from nclue.index.structure import build_heading_vectors
     from nclue.io import write_json
+    from tests.dense.conftest import cut_collection
 
     coll = cut_collection(small_collection, tmp_path_factory.mktemp("struct") / "coll", SUBSET)
     build_lexical_index(coll)

@@ -92,9 +92,9 @@ def index(
     """Build page indexes inside the collection (COLLECTION/index/...).
 
     With no index named, builds the lexical index. --all builds, in order, every index the
-    default matrix needs — lexical, dense (bundled MiniLM unless --dense names a model) and
-    the token index for MaxSim, the last two in one encoder pass — keeping those already
-    current, so a killed run resumes. --verify re-hashes every index file in full (loads
+    default matrix needs — lexical, dense (bundled MiniLM unless --dense names a model), the
+    token index for MaxSim (the last two in one encoder pass) and the document structure with
+    its heading vectors — keeping those already current, so a killed run resumes. --verify re-hashes every index file in full (loads
     check only sizes and samples) and exits 1 on any damage.
 
     Example: nclue index ./coll --all --dense-max-chunks 1
