@@ -18,6 +18,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from tests.fixtures.small_collection import FIXTURE_COLLECTION, SMALL_DOCS, copy_small_pdfs, nclue_cache
 
 __all__ = ["SMALL_DOCS"]
