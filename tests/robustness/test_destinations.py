@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -27,13 +28,26 @@ def shared_dir():  # noqa: ANN201 - yields a Path
     shutil.rmtree(root, ignore_errors=True)
 
 
+NOBODY = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", sys.executable]
+NOBODY_ENV = {**os.environ, "HOME": "/tmp", "NCLUE_CACHE": "/tmp/nclue-nobody-cache"}
+
+
+@functools.cache
+def nobody_can_import_nclue() -> bool:
+    """Whether user ``nobody`` can run this checkout's interpreter and import nclue: a checkout
+    inside a private folder (``mktemp -d`` is mode 700) hides the virtual environment from it."""
+    probe = subprocess.run([*NOBODY, "-c", "import nclue.cli"], capture_output=True, env=NOBODY_ENV)
+    return probe.returncode == 0
+
+
 def as_nobody(*args: object) -> subprocess.CompletedProcess[str]:
     """Run the real ``nclue`` entry point as user ``nobody`` (skips unless the tests run as root)."""
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("needs root and setpriv to run a command as an unprivileged user")
-    command = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", sys.executable, "-c", ENTRY]
-    env = {**os.environ, "HOME": "/tmp", "NCLUE_CACHE": "/tmp/nclue-nobody-cache"}
-    return subprocess.run([*command, *map(str, args)], capture_output=True, text=True, env=env)
+    if not nobody_can_import_nclue():
+        pytest.skip(f"user nobody cannot read this checkout's environment ({sys.prefix}); clone into a readable folder")
+    command = [*NOBODY, "-c", ENTRY]
+    return subprocess.run([*command, *map(str, args)], capture_output=True, text=True, env=NOBODY_ENV)
 
 
 def check_refused(proc: subprocess.CompletedProcess[str], *fragments: str) -> None:
