@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from nclue.errors import NclueError
+from nclue.models.similarity import row_products
 
 COVER_THRESHOLD = 0.5
 """A document covers a requirement when ``P ≥ 0.5``; a page is evidence when its page probability is."""
@@ -126,7 +127,7 @@ class EvidenceSource:
         doc_vectors = np.asarray(vectors, dtype=np.float32)
 
         def dense(queries: Sequence[str]) -> np.ndarray:
-            return (np.asarray(encode(list(queries)), dtype=np.float32) @ doc_vectors.T).astype(np.float32)
+            return row_products(np.asarray(encode(list(queries)), dtype=np.float32), doc_vectors).astype(np.float32)
 
         lexical = LexicalBackbone("bm25", table, LexicalIndex(scratch, store))
         return cls(table, lexical, dense, {"collection": "docs.jsonl (one page per document)", "pages": len(ids)})

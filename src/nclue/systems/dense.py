@@ -27,6 +27,7 @@ import numpy as np
 from nclue.errors import NclueError
 from nclue.index.dense import DenseIndex, build_command, list_dense_indexes, open_index_dir
 from nclue.models.encoder import Encoder
+from nclue.models.similarity import row_products
 from nclue.systems.backbone import PageTable
 
 if TYPE_CHECKING:
@@ -151,7 +152,7 @@ class DenseBackbone:
 
     def chunk_scores(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), n_chunks)`` cosines between each text and every chunk."""
-        return self.encode(texts) @ self.vectors.T
+        return row_products(self.encode(texts), self.vectors)
 
     def page_scores(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), n_pages)`` float32: best chunk cosine per page, 0 for pages without text."""

@@ -52,6 +52,7 @@ from nclue.errors import NclueError
 from nclue.index.integrity import check
 from nclue.index.structure import HEADINGS_DIR, HEADINGS_FILE, HEADINGS_MANIFEST, read_json
 from nclue.io import iter_jsonl, sha256_file
+from nclue.models.similarity import row_products
 from nclue.systems.backbone import PageTable, Request
 from nclue.systems.names import Op, format_name
 from nclue.systems.operations import DecomposeSystem, normalise
@@ -148,7 +149,7 @@ class StructureBackbone:
             head_level = np.zeros((m, n_pages), np.float32)
             if len(self._starts):
                 query = self.dense.encode(missing)
-                sims = (query @ self._head_vectors.T)[:, self._head_title]  # (m, headings), by page row
+                sims = row_products(query, self._head_vectors)[:, self._head_title]  # (m, headings), by page row
                 head[:, self._head_pages] = np.maximum(np.maximum.reduceat(sims, self._starts, axis=1), 0.0)
                 scaled = np.maximum.reduceat(sims * self._head_inv_level, self._starts, axis=1)
                 head_level[:, self._head_pages] = np.maximum(scaled, 0.0)
