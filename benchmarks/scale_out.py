@@ -17,7 +17,8 @@ Stages, each timed for ``local`` (1 and 2 spawn processes) and ``ray`` (a local 
 
 Reported: seconds, pages (or queries) per second, the ratio ``ray / local`` for the same number
 of workers (the overhead; goal ≤ 1.15), and per-page costs projected to ten million pages on a
-cluster of N two-core nodes.
+cluster of ``--nodes`` nodes of ``--cores`` cores (default 64 × 16), assuming the measured
+two-worker rate scales linearly with cores: no shared-storage or network limit is modelled.
 """
 
 from __future__ import annotations
@@ -136,7 +137,8 @@ def projection(results: dict, nodes: int, cores: int, pages: float = 1e7) -> lis
             continue
         per_node = results[stage]["ray-2"]["per_s"] * cores / 2
         hours = pages / (per_node * nodes) / 3600
-        lines.append(f"  {stage}: {pages / results[stage]['ray-1']['per_s'] / 3600:,.0f} core-hours; {hours:,.1f} h")
+        core_hours = pages / results[stage]["ray-1"]["per_s"] / 3600
+        lines.append(f"  {stage}: {core_hours:,.1f} core-hours; {hours * 60:,.1f} min on the cluster")
     return lines
 
 
