@@ -67,8 +67,8 @@ def write_table_atomic(path: str | os.PathLike[str], table: pa.Table) -> None:
 def _read_parquet(path: Path, schema: pa.Schema, columns: list[str] | None = None) -> pa.Table:
     """A page-store table (or some of its columns), or one line naming the damaged file and the fix."""
     fix = f"re-ingest with `nclue ingest PDF_DIR {path.parent}` (unchanged PDFs are not extracted again)"
-    try:
-        table = pq.read_table(path, columns=columns)
+    try:  # ParquetFile, not read_table: one file needs no pyarrow.dataset (0.2 s of imports per command)
+        table = pq.ParquetFile(path).read(columns=columns)
     except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
         raise NclueError(f"{path}: damaged or not a Parquet file ({type(exc).__name__}); {fix}") from None
     missing = [name for name in (columns or schema.names) if name not in table.column_names]
@@ -163,8 +163,8 @@ class PageStore:
     @cached_property
     def doc_ids(self) -> np.ndarray:
         """Sorted ``doc_id``s of successfully ingested documents (object array)."""
-        ids = self._index.column("doc_id").to_numpy(zero_copy_only=False)
-        return np.array(sorted(set(ids.tolist())), dtype=object) if len(ids) else np.array([], dtype=object)
+        ids = set(self._index.column("doc_id").to_pylist())  # to_numpy on strings would import pandas (0.2 s)
+        return np.array(sorted(ids), dtype=object) if ids else np.array([], dtype=object)
 
     @cached_property
     def doc_index(self) -> dict[str, int]:
@@ -181,7 +181,8 @@ class PageStore:
     @cached_property
     def page_number(self) -> np.ndarray:
         """int32 1-based page number of every page row."""
-        return self._index.column("page").to_numpy().astype(np.int32, copy=False)
+        pages = self._index.column("page").to_pylist()  # to_numpy would import pandas (0.2 s per command)
+        return np.fromiter(pages, dtype=np.int32, count=len(pages))
 
     @cached_property
     def texts(self) -> list[str]:
