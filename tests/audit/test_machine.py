@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -14,50 +11,7 @@ from nclue.audit.machine import machine, prompt_for
 from nclue.audit.score import score
 from nclue.errors import NclueError
 from tests.audit.simulate import answers, payload_of, write_export
-
-
-class Replay:
-    """Serves ``POST /v1/chat/completions`` from ``replies`` (prompt → content), recording requests."""
-
-    def __init__(self, replies: dict[str, str]) -> None:
-        self.replies = replies
-        self.requests: list[dict] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server API)
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
-                data = json.dumps(
-                    {
-                        "choices": [
-                            {"message": {"role": "assistant", "content": outer.replies[body["messages"][0]["content"]]}}
-                        ]
-                    }
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def _closed_port_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
+from tests.fixtures.chat_replay import ReplayServer, closed_port_url
 
 
 def recorded(payload: dict) -> dict[str, str]:
@@ -83,7 +37,7 @@ def recorded(payload: dict) -> dict[str, str]:
 def test_machine_export_is_validated_cached_and_scored_like_a_person(audited: dict, tmp_path: Path) -> None:
     payload = payload_of(audited["audit"], audited["packet"].packet_id)
     cache = tmp_path / "cache.jsonl"
-    server = Replay(recorded(payload))
+    server = ReplayServer(recorded(payload).__getitem__)
     try:
         first = machine(audited["audit"], server.url, "judge-model", "k", out=tmp_path / "M.json", cache=cache)
         assert len(server.requests) == 12
@@ -96,7 +50,7 @@ def test_machine_export_is_validated_cached_and_scored_like_a_person(audited: di
     finally:
         server.close()
     # rerun with the endpoint gone: every decision is read back from the cache
-    again = machine(audited["audit"], _closed_port_url(), "judge-model", out=tmp_path / "M2.json", cache=cache)
+    again = machine(audited["audit"], closed_port_url(), "judge-model", out=tmp_path / "M2.json", cache=cache)
     assert again.cached == 12 and again.fresh == 0
     assert (tmp_path / "M.json").read_text() == (tmp_path / "M2.json").read_text()
     person = write_export(tmp_path / "A.json", payload, "A", answers(payload))
@@ -105,4 +59,4 @@ def test_machine_export_is_validated_cached_and_scored_like_a_person(audited: di
     assert pair["evaluators"] == ["A", "M"] and pair["items"] == 10
     assert pair["condition_agreement"]["hits"] == pair["condition_agreement"]["n"]  # same answers where accepted
     with pytest.raises(NclueError, match="unreachable.*0 of 12 items answered"):
-        machine(audited["audit"], _closed_port_url(), "other-model", out=tmp_path / "M3.json", cache=cache)
+        machine(audited["audit"], closed_port_url(), "other-model", out=tmp_path / "M3.json", cache=cache)

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from nclue.corpus.store import DOCS_SCHEMA, PAGES_SCHEMA, write_table_atomic
+from tests.fixtures.chat_replay import ReplayServer
 
 
 def write_collection(root: Path, docs: dict[str, list[str]]) -> Path:
@@ -46,46 +47,6 @@ def make_collection(tmp_path: Path):
         return write_collection(tmp_path / f"coll{next(counter)}", docs)
 
     return factory
-
-
-class ReplayServer:
-    """A local OpenAI-compatible chat-completions endpoint: ``answer(prompt) → content``; records requests."""
-
-    def __init__(self, answer) -> None:  # noqa: ANN001 - a callable prompt -> str
-        import json
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-        self.requests: list[dict] = []
-        self.closed = False
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server API)
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append({"path": self.path, **body})
-                content = answer(body["messages"][0]["content"])
-                data = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        """Stop serving and free the port (later calls to ``url`` are refused)."""
-        if self.closed:
-            return
-        self.closed = True
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture

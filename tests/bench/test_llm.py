@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +14,7 @@ from nclue.bench.llm import LLMConfig, LLMGate, ResponseCache
 from nclue.bench.prompts.verify_item import parse
 from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
+from tests.fixtures.chat_replay import ReplayServer, closed_port_url
 
 DOCS = {
     "a/gold": [
@@ -25,45 +23,6 @@ DOCS = {
     ],
     "a/subset": ["1 Footnotes\nFootnotes here, footnotes there.", "Nothing else."],
 }
-
-
-class Replay:
-    """A chat-completions server answering from ``responses`` (prompt → content) and counting calls."""
-
-    def __init__(self, responses: dict[str, str]) -> None:
-        self.responses = responses
-        self.requests: list[dict] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server API)
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
-                content = outer.responses[body["messages"][0]["content"]]
-                data = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def _closed_port_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
 
 
 @pytest.fixture
@@ -96,7 +55,7 @@ def test_llm_gate_calls_once_then_reads_cache(setup, tmp_path: Path) -> None:
     store, inv, item = setup
     cache_path = tmp_path / "judge" / "llm_cache.jsonl"
     probe = LLMGate(inv, store, LLMConfig(url="x", model="m"), ResponseCache(cache_path))
-    server = Replay(_recorded(probe, item))
+    server = ReplayServer(_recorded(probe, item).__getitem__)
     try:
         gate = LLMGate(inv, store, LLMConfig(url=server.url, model="m", key="k"), ResponseCache(cache_path))
         assert gate(item) is True
@@ -109,14 +68,14 @@ def test_llm_gate_calls_once_then_reads_cache(setup, tmp_path: Path) -> None:
     rows = [json.loads(line) for line in cache_path.read_text().splitlines()]
     assert len(rows) == 1 and len(rows[0]["prompt_sha256"]) == 64
     # rebuild: the endpoint is gone, the frozen answer is used and nothing is called
-    again = LLMGate(inv, store, LLMConfig(url=_closed_port_url(), model="m"), ResponseCache(cache_path))
+    again = LLMGate(inv, store, LLMConfig(url=closed_port_url(), model="m"), ResponseCache(cache_path))
     assert again(item) is True
     assert again.cached_answers == 1 and again.fresh_answers == 0
 
 
 def test_unreachable_endpoint_is_a_clear_error(setup, tmp_path: Path) -> None:
     store, inv, item = setup
-    gate = LLMGate(inv, store, LLMConfig(url=_closed_port_url(), model="m"), ResponseCache(tmp_path / "c.jsonl"))
+    gate = LLMGate(inv, store, LLMConfig(url=closed_port_url(), model="m"), ResponseCache(tmp_path / "c.jsonl"))
     with pytest.raises(NclueError, match="unreachable.*answers were read from the cache"):
         gate(item)
     unset = LLMGate(inv, store, LLMConfig(url=None, model=None), ResponseCache(tmp_path / "d.jsonl"))
@@ -132,7 +91,7 @@ def test_negative_and_malformed_answers_reject_the_item_and_are_frozen(setup, tm
         (_recorded(probe, item, quote="invented text"), 1),
     ):
         cache_path = tmp_path / f"{malformed}.jsonl"
-        server = Replay(responses)
+        server = ReplayServer(responses.__getitem__)
         try:
             gate = LLMGate(inv, store, LLMConfig(url=server.url, model="m"), ResponseCache(cache_path))
             assert gate(item) is False
@@ -142,7 +101,7 @@ def test_negative_and_malformed_answers_reject_the_item_and_are_frozen(setup, tm
         finally:
             server.close()
         # offline, the frozen reply decides again, the same way, without calling anything
-        again = LLMGate(inv, store, LLMConfig(url=_closed_port_url(), model="m"), ResponseCache(cache_path))
+        again = LLMGate(inv, store, LLMConfig(url=closed_port_url(), model="m"), ResponseCache(cache_path))
         assert again(item) is False and again.malformed == malformed and again.fresh_answers == 0
 
 

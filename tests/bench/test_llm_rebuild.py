@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import socket
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 
 from nclue.bench.params import BuildOptions, ComposeParams, MineParams
 from nclue.bench.pipeline import build
+from tests.fixtures.chat_replay import closed_port_url
 
 pytestmark = pytest.mark.slow
 
@@ -39,13 +39,6 @@ def answer(prompt: str) -> str:
                 {"condition": name.group(1), "established": True, "page": int(page.group(1)), "quote": quote}
             )
     return json.dumps({"conditions": entries})
-
-
-def _closed_port_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -71,6 +64,6 @@ def test_offline_rebuild_is_byte_identical(small_collection: Path, tmp_path: Pat
     before = _files(out)
     server.close()
 
-    rebuilt = build(small_collection, out, replace(options, llm_url=_closed_port_url()))
+    rebuilt = build(small_collection, out, replace(options, llm_url=closed_port_url()))
     assert rebuilt.problems == []
     assert _files(out) == before
