@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.small_collection import build_small_release
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -25,18 +27,7 @@ def python_section(block: int = 0) -> str:
 @pytest.fixture(scope="module")
 def workdir(small_collection: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding ``coll`` (fixture collection + lexical index) and ``bench`` built from it."""
-    from nclue.bench.params import BuildOptions, ComposeParams, MineParams
-    from nclue.bench.pipeline import build
-    from nclue.index.lexical import build_lexical_index
-
-    root = tmp_path_factory.mktemp("readme")
-    shutil.copytree(small_collection, root / "coll")
-    build_lexical_index(root / "coll")
-    options = BuildOptions(
-        mine=MineParams(min_df=2, max_df_frac=0.34, min_heading_df=1), compose=ComposeParams(n_queries=30)
-    )
-    build(root / "coll", root / "bench", options)
-    return root
+    return build_small_release(small_collection, tmp_path_factory.mktemp("readme"))
 
 
 def test_readme_python_section_runs(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

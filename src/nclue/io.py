@@ -15,7 +15,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -218,3 +218,18 @@ def exclusive_lock(directory: str | os.PathLike[str], what: str) -> Iterator[Non
         yield
     finally:
         handle.close()
+
+
+def json_leaves(
+    obj: Any, path: tuple[str, ...] = (), index: Callable[[int], str] = str
+) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """``(path, value)`` of every leaf of a JSON document (dict keys sorted; a list item's path
+    part is ``index(i)``), for comparing a recorded document with a recomputed one cell by cell."""
+    if isinstance(obj, dict):
+        for key in sorted(obj):
+            yield from json_leaves(obj[key], (*path, str(key)), index)
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            yield from json_leaves(value, (*path, index(i)), index)
+    else:
+        yield path, obj

@@ -8,23 +8,13 @@ from pathlib import Path
 import pytest
 
 from nclue.audit.params import SampleParams
+from tests.fixtures.small_collection import build_small_release
 
 
 @pytest.fixture(scope="session")
 def release_dir(small_collection: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``root/coll`` (fixture collection + lexical index) and ``root/bench`` (30 queries built from it)."""
-    from nclue.bench.params import BuildOptions, ComposeParams, MineParams
-    from nclue.bench.pipeline import build
-    from nclue.index.lexical import build_lexical_index
-
-    root = tmp_path_factory.mktemp("audit-release")
-    shutil.copytree(small_collection, root / "coll")
-    build_lexical_index(root / "coll")
-    options = BuildOptions(
-        mine=MineParams(min_df=2, max_df_frac=0.34, min_heading_df=1), compose=ComposeParams(n_queries=30)
-    )
-    build(root / "coll", root / "bench", options)
-    return root
+    return build_small_release(small_collection, tmp_path_factory.mktemp("audit-release"))
 
 
 @pytest.fixture(scope="session")

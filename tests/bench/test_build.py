@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from nclue.bench.params import BuildOptions, ComposeParams, MineParams
+from nclue.bench.params import BuildOptions
 from nclue.bench.pipeline import build
 from nclue.bench.verify import verify
 from nclue.errors import NclueError
 from nclue.query import render_forms
+from tests.fixtures.small_collection import small_build_options
 
-SMALL = BuildOptions(mine=MineParams(min_df=2, max_df_frac=0.34, min_heading_df=1), compose=ComposeParams(n_queries=40))
+SMALL = small_build_options(40)
 SMALL_FLAGS = ["--min-df", "2", "--max-df-frac", "0.34", "--queries", "40"]
 
 

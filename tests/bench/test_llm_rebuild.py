@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from nclue.bench.params import BuildOptions, ComposeParams, MineParams
 from nclue.bench.pipeline import build
 from tests.fixtures.chat_replay import closed_port_url
+from tests.fixtures.small_collection import small_build_options
 
 pytestmark = pytest.mark.slow
 
@@ -47,13 +47,7 @@ def _files(root: Path) -> dict[str, bytes]:
 
 def test_offline_rebuild_is_byte_identical(small_collection: Path, tmp_path: Path, replay_server) -> None:
     server = replay_server(answer)
-    options = BuildOptions(
-        judge="llm",
-        mine=MineParams(min_df=2, max_df_frac=0.34, min_heading_df=1),
-        compose=ComposeParams(n_queries=25),
-        llm_url=server.url,
-        llm_model="replay",
-    )
+    options = small_build_options(25, judge="llm", llm_url=server.url, llm_model="replay")
     out = tmp_path / "bench"
     summary = build(small_collection, out, options)
     assert summary.problems == [] and summary.manifest["counts"]["queries"] > 0

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from nclue.bench.params import BuildOptions, ComposeParams, MineParams
 from nclue.bench.paraphrase import fill_paraphrases, render_prompt
 from nclue.bench.prompts.paraphrase import parse
 from nclue.bench.verify import verify
 from nclue.errors import NclueError
 from nclue.release import Release
 from nclue.types import Judgment, Query
+from tests.fixtures.small_collection import small_build_options
 
-SMALL = BuildOptions(mine=MineParams(min_df=2, max_df_frac=0.34, min_heading_df=1), compose=ComposeParams(n_queries=20))
+SMALL = small_build_options(20)
 
 
 def hand_paraphrase(conditions: list[str] | tuple[str, ...]) -> str:

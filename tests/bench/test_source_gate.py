@@ -14,19 +14,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from nclue.bench.params import BuildOptions, ComposeParams, MineParams
+from nclue.bench.params import BuildOptions
 from nclue.bench.pipeline import build
 from nclue.bench.verify import verify
 from nclue.corpus.info import extraction_gate
 from nclue.corpus.store import DOCS_SCHEMA, PAGES_SCHEMA, PageStore, write_table_atomic
 from nclue.errors import NclueError
+from tests.fixtures.small_collection import small_build_options
 
 pytestmark = pytest.mark.slow
 
 BLANKED = "texlive-humanities-doc"
-OPTIONS = BuildOptions(
-    mine=MineParams(min_df=2, max_df_frac=0.34, min_heading_df=1), compose=ComposeParams(n_queries=40)
-)
+OPTIONS = small_build_options(40)
 
 
 def _blank(collection: Path, source: str, n: int) -> None:

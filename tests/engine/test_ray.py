@@ -12,6 +12,7 @@ import pytest
 
 from nclue.corpus.ingest import ingest
 from nclue.engine import RayEngine
+from tests.fixtures.small_collection import build_small_release
 
 pytestmark = pytest.mark.slow
 
@@ -113,19 +114,8 @@ def test_a_worker_killed_mid_ingest_is_retried_without_losing_a_page(
 @pytest.fixture(scope="module")
 def lexical_bench(small_collection: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The fixture collection with its lexical index and a 40-query release built on it."""
-    import shutil
-
-    from nclue.bench.params import BuildOptions, ComposeParams, MineParams
-    from nclue.bench.pipeline import build
-    from nclue.index.lexical import build_lexical_index
-
-    root = tmp_path_factory.mktemp("lexical-bench")
-    coll, bench = root / "coll", root / "bench"
-    shutil.copytree(small_collection, coll)
-    build_lexical_index(coll)
-    mine = MineParams(min_df=2, max_df_frac=0.34, min_heading_df=1)
-    build(coll, bench, BuildOptions(mine=mine, compose=ComposeParams(n_queries=40)))
-    return coll, bench
+    root = build_small_release(small_collection, tmp_path_factory.mktemp("lexical-bench"), n_queries=40)
+    return root / "coll", root / "bench"
 
 
 def run_files(folder: Path) -> dict[str, bytes]:

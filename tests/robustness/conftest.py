@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.small_collection import small_build_options
+
 
 @pytest.fixture(scope="session")
 def indexed_source(small_collection: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -30,14 +32,10 @@ def indexed(indexed_source: Path, tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def release(indexed_source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 20-query release built from the fixture collection (read-only: copy before changing)."""
-    from nclue.bench.params import BuildOptions, ComposeParams, MineParams
     from nclue.bench.pipeline import build
 
     out = tmp_path_factory.mktemp("robust") / "bench"
-    options = BuildOptions(
-        mine=MineParams(min_df=2, max_df_frac=0.34, min_heading_df=1), compose=ComposeParams(n_queries=20)
-    )
-    build(indexed_source, out, options)
+    build(indexed_source, out, small_build_options(20))
     return out
 
 

@@ -441,7 +441,7 @@ def mine(
     order_c = sorted(range(len(conditions)), key=lambda i: conditions[i].name)
     conditions = [conditions[i] for i in order_c]
     page_sets = [page_sets[i] for i in order_c]
-    conditions, page_sets = _dedupe_names(conditions, page_sets)
+    conditions, page_sets = dedupe_names(conditions, page_sets)
     n_pages = np.diff(store.doc_offsets).astype(np.int64)
     return Inventory(
         doc_ids=store.doc_ids.tolist(), n_pages=n_pages, conditions=conditions, pages=page_sets, params=params
@@ -491,7 +491,7 @@ def _canonical(forms: Counter[str]) -> str:
     return sorted(folded.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
 
 
-def _dedupe_names(
+def dedupe_names(
     conditions: list[Condition], page_sets: list[dict[int, tuple[int, ...]]]
 ) -> tuple[list[Condition], list[dict[int, tuple[int, ...]]]]:
     """Keep one condition per canonical name (the one established in more documents)."""

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from nclue.bench.inventory import Condition, Inventory
+from nclue.bench.inventory import Condition, Inventory, dedupe_names
 from nclue.bench.params import SectionParams
 from nclue.bench.text import STOPWORDS, s_stem
 from nclue.corpus.store import PageStore
@@ -150,7 +150,7 @@ def mine_sections(
         )
         page_sets.append({d: tuple(sorted(ps)) for d, ps in sorted(merged.items())})
     order = sorted(range(len(conditions)), key=lambda i: conditions[i].name.lower())
-    conditions, page_sets = _dedupe([conditions[i] for i in order], [page_sets[i] for i in order])
+    conditions, page_sets = dedupe_names([conditions[i] for i in order], [page_sets[i] for i in order])
     inventory = Inventory(
         doc_ids=store.doc_ids.tolist(),
         n_pages=np.diff(store.doc_offsets).astype(np.int64),
@@ -197,19 +197,6 @@ def _cluster(seeds: list[tuple[str, ...]], names: dict[tuple[str, ...], str], th
         leaders.append(i)
         groups.append([key])
     return groups
-
-
-def _dedupe(
-    conditions: list[Condition], page_sets: list[dict[int, tuple[int, ...]]]
-) -> tuple[list[Condition], list[dict[int, tuple[int, ...]]]]:
-    """One concept per canonical name (case-folded): the one established in more documents."""
-    best: dict[str, int] = {}
-    for i, c in enumerate(conditions):
-        j = best.get(c.name.lower())
-        if j is None or len(page_sets[i]) > len(page_sets[j]):
-            best[c.name.lower()] = i
-    keep = sorted(best.values())
-    return [conditions[i] for i in keep], [page_sets[i] for i in keep]
 
 
 def card_section(card: str, record: dict[str, Any]) -> str:

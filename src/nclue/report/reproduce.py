@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nclue.errors import NclueError
-from nclue.io import sha256_file
+from nclue.io import json_leaves, sha256_file
 from nclue.report.paper import FROZEN, PaperReport, compute_report
 
 _UNIT_SCALE = {
@@ -67,17 +66,6 @@ class Verification:
         return not self.hash_failures and not self.cell_failures
 
 
-def _leaves(obj: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
-    if isinstance(obj, dict):
-        for key in sorted(obj):
-            yield from _leaves(obj[key], (*path, str(key)))
-    elif isinstance(obj, list):
-        for i, value in enumerate(obj):
-            yield from _leaves(value, (*path, f"[{i}]"))
-    else:
-        yield path, obj
-
-
 def _lookup(obj: Any, path: tuple[str, ...]) -> tuple[bool, Any]:
     for key in path:
         if isinstance(obj, list) and key.startswith("[") and key.endswith("]"):
@@ -105,7 +93,7 @@ def compare_cells(frozen: dict, fresh: dict, limits: Tolerances) -> tuple[list[s
     """Every leaf of ``frozen`` (except the input hashes) against ``fresh``; returns failures and count."""
     failures: list[str] = []
     checked = 0
-    for path, expected in _leaves({k: v for k, v in frozen.items() if k != "inputs"}):
+    for path, expected in json_leaves({k: v for k, v in frozen.items() if k != "inputs"}, index=lambda i: f"[{i}]"):
         cell = " › ".join(path)
         found, actual = _lookup(fresh, path)
         checked += 1

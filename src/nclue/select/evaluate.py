@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from nclue.errors import NclueError
-from nclue.io import atomic_write_text, sha256_file, write_json, write_jsonl
+from nclue.io import atomic_write_text, json_leaves, sha256_file, write_json, write_jsonl
 from nclue.select.diversify import SELECTORS as EVIDENCE_AND_RETRIEVER
 from nclue.select.encode import load_vectors
 from nclue.select.freeze import MANIFEST_FILE, VECTORS_FILE, load_rankings, verify_freeze
@@ -189,17 +188,6 @@ def _write_cases(out: Path, tasks: list[Task], docs: dict, labels: dict, chosen:
     atomic_write_text(out / "cases.tex", "\n".join(tex))
 
 
-def _leaves(obj: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
-    if isinstance(obj, dict):
-        for key in sorted(obj):
-            yield from _leaves(obj[key], (*path, str(key)))
-    elif isinstance(obj, list):
-        for i, value in enumerate(obj):
-            yield from _leaves(value, (*path, str(i)))
-    else:
-        yield path, obj
-
-
 @dataclass
 class CoverageVerification:
     """Outcome of :func:`verify_report`: cells that did not reproduce (empty = reproduced)."""
@@ -239,8 +227,8 @@ def verify_report(
         freeze_id = recorded.get("freeze") or None
     fresh = score_freeze(task_dir, freeze_dir, judgments, freeze_id=freeze_id).report
     result = CoverageVerification(report=fresh)
-    new = dict(_leaves(fresh.to_json()))
-    old = dict(_leaves(recorded))
+    new = dict(json_leaves(fresh.to_json()))
+    old = dict(json_leaves(recorded))
     for key in sorted(set(new) | set(old)):
         name = "/".join(key)
         if key not in old or key not in new:
