@@ -41,12 +41,14 @@ test: system-deps $(STAMP)
 	$(VENV)/bin/ruff format --check src tests benchmarks
 	$(PY) -m pytest -q -p no:cacheprovider --timeout 1200
 
+AUDIT := data/debian-docs/audit
+
 demo: system-deps $(STAMP)
-	$(NCLUE) demo --out $(DEMO)
+	$(NCLUE) demo --out $(DEMO) --audit $(AUDIT)
 
 # Everything the README reports: the demo plus masking, SourceShift and the semantic (sections) benchmark.
 demo-full: system-deps $(STAMP)
-	$(NCLUE) demo --out $(DEMO) --full
+	$(NCLUE) demo --out $(DEMO) --full --audit $(AUDIT)
 
 clean-demo:
 	rm -rf $(DEMO)

@@ -105,7 +105,12 @@ class _Stage:
 
 
 def run_demo(
-    out: Path, dense_backend: str | None = None, workers: int = 2, queries: int = 1000, full: bool = False
+    out: Path,
+    dense_backend: str | None = None,
+    workers: int = 2,
+    queries: int = 1000,
+    full: bool = False,
+    audit: Path | None = None,
 ) -> Path:
     """Run every stage into ``out``; return the report's ``index.md``.
 
@@ -119,6 +124,8 @@ def run_demo(
     ``full`` adds the studies that need more data or more runs — condition masking (Table
     S5a), SourceShift over other Debian documentation packages (Tables S3–S4) and the semantic
     (section-concept) benchmark — and the default run names them with this command.
+    ``audit`` is a committed audit folder (``data/debian-docs/audit``): when it belongs to the
+    release just built (:func:`audited_qrels`), the report is written on its repaired qrels too.
     """
     from nclue.bench.params import BuildOptions
     from nclue.bench.pipeline import build
@@ -167,6 +174,8 @@ def run_demo(
         "build", title("build the benchmark (inventory → rare conjunctions → validated release)")
     ) as stage:
         stage.detail = {"action": _build_release(collection, bench, build_options, build, verify_release)}
+        repaired, note = audited_qrels(bench, audit)
+        console.print(note, highlight=False, markup=False)
 
     spec = load_matrix()
     with timings.stage("matrix", title(f"run the default capability matrix ({workers} worker processes)")) as stage:
@@ -182,7 +191,7 @@ def run_demo(
         shift = _sourceshift(timings, title, out, workers, backend, build_options)
 
     with timings.stage("report", title("report: tables, studies, label figure, index.html")) as stage:
-        data, kept = _report(bench, runs, report, collection, shift)
+        data, kept = _report(bench, runs, report, collection, shift, repaired)
         stage.detail = {"action": "kept" if kept else "written"}
 
     with timings.stage("coverage", title("coverage selection: retrieved pools, calibrated evidence, freeze")) as stage:
@@ -209,8 +218,8 @@ def run_demo(
 
 
 def _build_release(collection: Path, bench: Path, options, build, verify_release) -> str:  # noqa: ANN001
-    """Build the release unless a verified one is there; say which."""
-    if _release_ok(bench, verify_release):
+    """Build the release unless a verified one built from the same pages, options and code is there; say which."""
+    if _release_ok(bench, verify_release) and _release_current(bench, collection, options):
         return "kept"
     summary = build(collection, bench, options)
     console.print(f"{summary.manifest['counts'].get('queries')} queries written to {bench}")
@@ -252,11 +261,18 @@ def _sourceshift(timings: DemoTimings, title, out: Path, workers: int, backend: 
     return bench, runs
 
 
-def _report(bench: Path, runs: Path, report: Path, collection: Path, shift: tuple[Path, Path] | None):  # noqa: ANN202
-    """Write the report unless its inputs are unchanged; ``(report data or None, kept)``."""
+def _report(  # noqa: ANN202
+    bench: Path, runs: Path, report: Path, collection: Path, shift: tuple[Path, Path] | None, qrels: Path | None = None
+):
+    """Write the report unless its inputs are unchanged; ``(report data or None, kept)``.
+
+    With ``qrels`` (a repaired version), every table is also written on it into
+    ``REPORT/qrels-vN/`` and the effect of the repair (``nclue audit impact``) into
+    ``REPORT/label_repair.md``.
+    """
     from nclue.report.paper import compute_report, write_report
 
-    files = [bench / "SHA256SUMS", runs / "matrix.json"]
+    files = [bench / "SHA256SUMS", runs / "matrix.json", *([qrels] if qrels is not None else [])]
     if shift is not None:
         files += [shift[0] / "SHA256SUMS", shift[1] / "matrix.json"]
     stamp = _inputs_digest(files, [runs / "masking"])
@@ -264,8 +280,57 @@ def _report(bench: Path, runs: Path, report: Path, collection: Path, shift: tupl
         return None, True
     data = compute_report(bench, runs, shift=shift)
     write_report(data, report, runs, collection)
+    if qrels is not None:
+        repaired = compute_report(bench, runs, shift=shift, qrels=qrels)
+        write_report(repaired, report / f"qrels-v{repaired.qrels['version']}", runs, collection)  # type: ignore[index]
+        _label_repair(bench, runs, qrels, report)
     atomic_write_text(report / REPORT_STAMP, stamp + "\n")
     return data, False
+
+
+def _label_repair(bench: Path, runs: Path, qrels: Path, report: Path) -> None:
+    """``REPORT/label_repair.md`` (+ ``.json``): every fair run rescored on both qrels versions."""
+    import json
+
+    from nclue.audit.impact import impact
+    from nclue.io import write_json
+
+    manifest = json.loads((runs / "matrix.json").read_text(encoding="utf-8"))
+    form = manifest["spec"].get("form", "clean_v2")
+    fair = [runs / f"{n}.jsonl" for n, m in manifest["runs"].items() if m.get("form", form) == form]
+    from nclue.release import Release
+
+    own = Release.open(bench, require_qrels=True).files["qrels"]
+    result = impact(bench, [own, qrels], fair, draws=2000)
+    atomic_write_text(report / "label_repair.md", result.render("markdown"))
+    write_json(report / "label_repair.json", result.to_json())
+
+
+def audited_qrels(bench: Path, audit: Path | None) -> tuple[Path | None, str]:
+    """The committed audit's repaired qrels when the audit belongs to this release, and a sentence saying which.
+
+    An audit belongs to the release whose ``queries.jsonl``, ``qrels.jsonl`` and ``corpus.jsonl``
+    have the SHA-256 its ``audit.json`` records; a rebuild that changed any label does not get
+    another release's repairs.
+    """
+    import json
+
+    from nclue.release import CORPUS_FILE, QRELS_FILE, QUERIES_FILE, Release
+
+    if audit is None:
+        return None, "no committed audit given (--audit DIR)"
+    record, repaired = audit / "audit.json", sorted(audit.glob("qrels.v*.jsonl"))
+    if not record.is_file() or not repaired:
+        return None, f"{audit}: no audit with a repaired qrels version (audit.json, qrels.vN.jsonl)"
+    audited = json.loads(record.read_text(encoding="utf-8")).get("bench_files", {})
+    built = Release.open(bench, require_qrels=True).hashes
+    if any(audited.get(name) != built.get(name) for name in (QUERIES_FILE, QRELS_FILE, CORPUS_FILE)):
+        return None, (
+            f"the committed audit {audit} belongs to the release with qrels {str(audited.get(QRELS_FILE))[:12]}…; "
+            f"this build's qrels are {str(built.get(QRELS_FILE))[:12]}…, so the report uses the release's own "
+            "labels only"
+        )
+    return repaired[-1], f"the committed audit {audit} belongs to this release: the report adds {repaired[-1].name}"
 
 
 def _semantic(out: Path, collection: Path, spec, workers: int, options) -> None:  # noqa: ANN001
@@ -375,6 +440,19 @@ def _lexical_ok(collection: Path) -> bool:
     except NclueError:
         return False
     return True
+
+
+def _release_current(bench: Path, collection: Path, options) -> bool:  # noqa: ANN001 - BuildOptions
+    """The release's construction record (pages, options, code) is today's."""
+    import json
+
+    from nclue.bench.pipeline import construction_record
+
+    try:
+        manifest = json.loads((bench / "MANIFEST.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return manifest.get("construction") == construction_record(collection, options)
 
 
 def _release_ok(bench: Path, verify_release) -> bool:  # noqa: ANN001 - nclue.bench.release.verify

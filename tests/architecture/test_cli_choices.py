@@ -18,6 +18,8 @@ def values(enum: type) -> set[str]:
         ("nclue.cli.bench:Judge", "nclue.bench.params:JUDGES"),
         ("nclue.cli.scoring:CiKind", "nclue.scoring:CI_KINDS"),
         ("nclue.cli.coverage:Encoder", "nclue.select.encode:ENCODERS"),
+        ("nclue.cli.llm_options:LLMApi", "nclue.llm.client:APIS"),
+        ("nclue.cli.audit:ExcludeLevel", "nclue.audit.sample:EXCLUDE_LEVELS"),
     ],
 )
 def test_cli_enum_matches_library(cli_enum: str, library: str) -> None:

@@ -30,7 +30,8 @@ def test_the_workflow_from_the_command_line(audited: dict, tmp_path: Path, cli) 
     audit = tmp_path / "audit"
     out = cli("audit", "sample", audited["bench"], "-o", audit, "--pairs", 12, "--format", "markdown")
     assert out.exit_code == 0, out.output
-    assert "| All |  |  | 117 | 12 |" in out.output
+    population = len((audited["bench"] / "qrels.jsonl").read_text().splitlines())  # every judged pair
+    assert f"| All |  |  | {population} | 12 |" in out.output
     out = cli(
         "audit", "packet", audit, audited["coll"], "-o", tmp_path / "p.html", "--evaluator", "A", "--format", "json"
     )

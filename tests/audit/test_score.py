@@ -117,3 +117,50 @@ def test_tables_render_in_every_format(audited: dict, two_evaluators) -> None:
         ]
         == 1
     )
+
+
+def test_labels_against_each_evaluator_and_against_both(audited: dict, two_evaluators) -> None:
+    """Label agreement counted by hand from the key and the two answer lists."""
+    payload, a_items, e_items, a, e = two_evaluators
+    report = score(audited["audit"], [a, e]).to_json()
+    key = {r["pair"]: r for r in read_jsonl(audited["audit"] / "key.jsonl")}
+    admin = read_admin(audited)
+    labels, sources, golds = [], [], []
+    for it in payload["items"]:
+        row = key[admin["items"][it["id"]]["pair"]]
+        golds.append(row["label"] == "gold")
+        for cond in it["conditions"]:
+            name = admin["items"][it["id"]]["conditions"][cond["id"]]["condition"]
+            labels.append(bool(row["pages"].get(name)))
+            sources.append(row["source"])
+    dec = {
+        "A": [c["answer"] for it in a_items for c in it["conditions"]],
+        "E": [c["answer"] for it in e_items for c in it["conditions"]],
+    }
+    by = {x["evaluator"]: x for x in report["labels"]}
+    assert set(by) == {"A", "E", "all"}
+    for ev in ("A", "E"):
+        agree = [d == lab for d, lab in zip(dec[ev], labels)]
+        assert by[ev]["condition_agreement"]["hits"] == sum(agree)
+        assert by[ev]["labelled_established_confirmed"] == {
+            **by[ev]["labelled_established_confirmed"],
+            "hits": sum(d and lab for d, lab in zip(dec[ev], labels)),
+            "n": sum(labels),
+        }
+        binary = np.zeros((2, 2), dtype=int)
+        for lab, d in zip(labels, dec[ev]):
+            binary[int(lab), int(d)] += 1
+        assert by[ev]["kappa"] == pytest.approx(cohens_kappa(binary).kappa)
+        for src in set(sources):
+            cell = by[ev]["by_source"][src]
+            assert cell["hits"] == sum(a for a, s in zip(agree, sources) if s == src)
+    both = [x == lab and y == lab for x, y, lab in zip(dec["A"], dec["E"], labels)]
+    assert by["all"]["condition_agreement"]["hits"] == sum(both) and by["all"]["kappa"] is None
+    # gold pairs whose every condition both evaluators confirm
+    pos, ok = 0, 0
+    for g, it_a, it_e in zip(golds, a_items, e_items):
+        if g:
+            pos += 1
+            ok += all(c["answer"] for c in it_a["conditions"]) and all(c["answer"] for c in it_e["conditions"])
+    assert (by["all"]["gold_pairs_all_confirmed"]["hits"], by["all"]["gold_pairs_all_confirmed"]["n"]) == (ok, pos)
+    assert "Gold pairs with every condition confirmed" in score(audited["audit"], [a, e]).to_markdown()

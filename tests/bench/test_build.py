@@ -102,9 +102,10 @@ def test_verify_catches_tampering(small_bench: Path, tmp_path: Path, cli) -> Non
     copy = tmp_path / "copy"
     shutil.copytree(small_bench, copy)
     lines = (copy / "qrels.jsonl").read_text().splitlines()
-    row = json.loads(lines[0])
-    row["label"] = "partial" if row["label"] == "gold" else "gold"
-    lines[0] = json.dumps(row, sort_keys=True)
+    at = next(i for i, line in enumerate(lines) if json.loads(line)["label"] == "gold")
+    row = json.loads(lines[at])
+    row["label"] = "partial"  # a well-formed row (grade n may be partial) that the inventory contradicts
+    lines[at] = json.dumps(row, sort_keys=True)
     (copy / "qrels.jsonl").write_text("\n".join(lines) + "\n")
     problems, _, _ = verify(copy)
     assert any("SHA-256 mismatch" in p for p in problems)

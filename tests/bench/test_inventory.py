@@ -16,7 +16,7 @@ def _docs() -> dict[str, list[str]]:
             f"Manual {i}\n{'3 Hyphenation' if i == 0 else 'Line breaks'}\nWe discuss hyphenation here. "
             f"Patterns control breaks; hyphenation is a craft. {FILLER}",
             f"Manual {i}\nOnly one font encoding mention and one critical apparatus mention. {FILLER}",
-            f"Manual {i}\n2 Critical Apparatus\nThe Text Encoding Initiative (TEI) defines it. See TEI and the TEI guidelines. {FILLER}",
+            f"Manual {i}\n2 Critical Apparatus\nHere the text encoding initiative (TEI) defines it. We follow TEI; its TEI guidelines use TEI names. {FILLER}",
         ]
     return docs
 

@@ -135,7 +135,7 @@ def test_bench_paraphrase_fills_freezes_and_replays_offline(
 
 
 def _offline():  # noqa: ANN202
-    from nclue.bench.llm import LLMConfig
+    from nclue.llm.client import LLMConfig
 
     return LLMConfig(url="http://127.0.0.1:9/v1", model="replay")
 

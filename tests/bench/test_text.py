@@ -40,3 +40,23 @@ def test_running_lines_and_tokens() -> None:
     assert bool(tokens.hyph[2]) and not bool(tokens.hyph[1])
     assert "usepackage" not in tokens.words
     assert tokens.words[5:7] == ["non", "empty"]
+
+
+def test_line_classes_of_the_establishes_rule() -> None:
+    """Title page, proper names, list items and a bibliography, as tokenize_document marks them."""
+    pages = split_pages(
+        [
+            "R Data Import/Export\nVersion 4.2.2\nR Core Team",  # a title page: no heading counts
+            "1 Introduction\nThe R Foundation for Statistical Computing publishes R. Data frames are tables.\n"
+            "• block name is invalid\nmore text",
+            "References\nR Core Team (2022). R: A Language. Vienna.\nAnother entry of the list\n2 Import\nText about import.",
+        ]
+    )
+    title, body, refs = tokenize_document(pages)
+    assert not title.head.any()
+    names = [w for w, n in zip(body.words, body.name) if n]
+    assert names == ["The", "R", "Foundation", "for", "Statistical", "Computing"]
+    items = [w for w, i in zip(body.words, body.item) if i]
+    assert items == ["block", "name", "is", "invalid"]
+    assert refs.words == ["Import", "Text", "about", "import"]  # the bibliography ends at the next heading
+    assert refs.head[0] and not refs.head[1:].any()

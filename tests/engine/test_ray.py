@@ -138,7 +138,18 @@ def test_ray_runs_equal_local_runs(ray_cluster: str, lexical_bench: tuple[Path, 
 
 def test_ray_build_writes_the_local_release(ray_cluster: str, small_collection: Path, tmp_path: Path, cli) -> None:  # noqa: ANN001
     """Tokenisation and the embedding judge on the cluster: the same release, hash for hash."""
-    flags = ["--min-df", "2", "--max-df-frac", "0.34", "--queries", "30", "--judge", "embedding"]
+    flags = [
+        "--min-df",
+        "2",
+        "--max-df-frac",
+        "0.34",
+        "--queries",
+        "30",
+        "--judge",
+        "embedding",
+        "--max-contested",
+        "1000",
+    ]
     assert cli("build", small_collection, "-o", tmp_path / "local", *flags).exit_code == 0
     result = cli(
         "build", small_collection, "-o", tmp_path / "ray", *flags, "--engine", "ray", "--ray-address", ray_cluster

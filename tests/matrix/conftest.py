@@ -58,11 +58,11 @@ def indexed_collection(small_collection: Path, tmp_path_factory: pytest.TempPath
 @pytest.fixture(scope="session")
 def small_bench(indexed_collection: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A benchmark release built by ``nclue build`` from the small real collection."""
-    from nclue.bench.params import BuildOptions
     from nclue.bench.pipeline import build
+    from tests.fixtures.small_collection import small_build_options
 
     out = tmp_path_factory.mktemp("matrix") / "bench"
-    build(indexed_collection, out, BuildOptions())
+    build(indexed_collection, out, small_build_options(1000))
     return out
 
 

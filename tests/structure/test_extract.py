@@ -9,18 +9,14 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from nclue.corpus.lines import is_reference_line, numbered_heading, page_role, running_keys, titlecase_line
 from nclue.corpus.store import META_FILE, PAGES_FILE, pages_record, write_table_atomic
 from nclue.corpus.structure import (
     STRUCTURE_FILE,
     StructureParams,
     build_structure,
     extract_document,
-    is_reference_line,
-    numbered_heading,
     open_structure,
-    page_roles,
-    running_keys,
-    titlecase_line,
 )
 from nclue.errors import NclueError
 from nclue.io import write_json
@@ -55,15 +51,15 @@ def test_reference_lines_and_title_case() -> None:
     assert not titlecase_line("A Very Long Heading With Far Too Many Words In It")
 
 
-def test_running_lines_and_page_roles() -> None:
+def test_running_lines_and_page_role() -> None:
     pages = [[f"Chapter 2: Installing R {n}", "Body text here", f"{n}"] for n in range(3, 8)]
     keys = running_keys(pages)
     assert "chapter : installing r" in keys
     toc = ["Contents", "1 Introduction . . . . . 3", "2 Usage . . . . . 5", "3 Options . . . . 9"]
-    assert page_roles(toc, set()) == "toc"
+    assert page_role(toc, set()) == "toc"
     index = ["Index", "apparatus, 3, 9", "footnotes, 12", "line numbers, 4, 7"]
-    assert page_roles(index, set()) == "index"
-    assert page_roles(["1 Introduction", "This package typesets verse."], set()) is None
+    assert page_role(index, set()) == "index"
+    assert page_role(["1 Introduction", "This package typesets verse."], set()) is None
 
 
 def test_text_layer_rows_of_a_real_page_store(small_collection: Path) -> None:

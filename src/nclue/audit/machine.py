@@ -2,10 +2,13 @@
 
 It reads the packet's stored payload — exactly what a person sees: the information need,
 the rubric and the displayed pages, nothing from the key — and asks the project's LLM client
-(:func:`nclue.bench.llm.chat`, any OpenAI-compatible endpoint) one question per item, with the
-prompt ``prompts/evaluate_item.txt``. Every reply — usable or not — is frozen in a response
-cache keyed by the SHA-256 of the prompt and model (:class:`nclue.bench.llm.ResponseCache`), so
-a rerun reads the cache, makes the same decisions and never calls the endpoint again. An item is *accepted* only when its
+(:mod:`nclue.llm`: an OpenAI- or Anthropic-compatible endpoint, or a batch file) one question per
+item, with the prompt ``prompts/evaluate_item.txt``. Every reply — usable or not — is frozen in a
+response cache keyed by the SHA-256 of the prompt and model (:class:`nclue.llm.cache.ResponseCache`),
+with who answered it and when, so a rerun reads the cache, makes the same decisions and never
+calls the endpoint again. With ``batch_out`` the prompts without a reply are written as a batch
+request file instead (:class:`nclue.llm.cache.BatchPending`); ``batch_in`` imports the replies,
+each validated by :func:`parse_reply` and the packet's rules as if an endpoint had answered. An item is *accepted* only when its
 answers pass the same rules a person's do (:mod:`nclue.audit.validate`: a page and a verbatim
 quote for every positive, none for a negative); otherwise it stays a draft, exactly as in the
 browser, and is counted as rejected. The result is an ordinary export (with its digest), so
@@ -14,9 +17,7 @@ browser, and is counted as rejected. The result is an ordinary export (with its 
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -27,14 +28,16 @@ from nclue.audit.export import export_digest
 from nclue.audit.params import EXPORT_FORMAT, FORMAT_VERSION, MIN_QUOTE_CHARS
 from nclue.audit.store import AuditDir
 from nclue.audit.validate import condition_problems
-from nclue.bench.llm import LLMConfig, ResponseCache, chat
 from nclue.errors import NclueError
 from nclue.io import write_json
+from nclue.llm.cache import Asker, ResponseCache
+from nclue.llm.client import LLMConfig
+from nclue.llm.replies import json_object
 from nclue.tables import Table, Tabular
 
 Tick = Callable[[str, int, int | None], None]
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 MAX_PAGE_CHARS = 6000
+TEMPLATE = "evaluate_item"
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class MachineSummary(Tabular):
     malformed: int
     cached: int
     fresh: int
+    imported: int = 0
     reasons: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
@@ -67,7 +71,7 @@ class MachineSummary(Tabular):
             ("Accepted (passed validation)", str(self.accepted)),
             ("Rejected by validation (left as drafts)", str(self.rejected)),
             ("Replies that did not parse (item left unanswered)", str(self.malformed)),
-            ("Answers read from the cache / fresh", f"{self.cached} / {self.fresh}"),
+            ("Answers read from the cache / fresh / imported", f"{self.cached} / {self.fresh} / {self.imported}"),
         )
         return [Table(("Machine evaluator", "Value"), rows, "lr", "Machine evaluator run.")]
 
@@ -88,21 +92,19 @@ def prompt_for(item: Mapping[str, Any], max_chars: int = MAX_PAGE_CHARS) -> str:
         for page in cond["pages"]:
             lines += [f"--- page {page['page']} ---", page["text"][:max_chars]]
         blocks.append("\n".join(lines))
-    template = resources.files("nclue.audit.prompts").joinpath("evaluate_item.txt").read_text(encoding="utf-8")
-    return template.format(need=item["need"], conditions_block="\n\n".join(blocks), min_quote_chars=MIN_QUOTE_CHARS)
+    return template_text().format(
+        need=item["need"], conditions_block="\n\n".join(blocks), min_quote_chars=MIN_QUOTE_CHARS
+    )
+
+
+def template_text() -> str:
+    """The machine evaluator's prompt template."""
+    return resources.files("nclue.audit.prompts").joinpath(f"{TEMPLATE}.txt").read_text(encoding="utf-8")
 
 
 def parse_reply(reply: str, item: Mapping[str, Any]) -> list[tuple[bool, list[tuple[int, str]]]]:
     """``[(established, [(page, quote), …]), …]`` per condition; ``ValueError`` names what is malformed."""
-    body = _FENCE.sub("", reply.strip())
-    start, stop = body.find("{"), body.rfind("}")
-    if start < 0 or stop < start:
-        raise ValueError("no JSON object in the reply")
-    try:
-        obj = json.loads(body[start : stop + 1])
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the reply is not JSON ({exc.msg})") from None
-    entries = obj.get("conditions") if isinstance(obj, dict) else None
+    entries = json_object(reply).get("conditions")
     conds = item["conditions"]
     if not isinstance(entries, list) or len(entries) != len(conds):
         raise ValueError(f"expected {len(conds)} condition entries")
@@ -136,8 +138,12 @@ def machine(
     cache: str | os.PathLike[str] | None = None,
     max_tokens: int = 1500,
     tick: Tick = lambda stage, n, total: None,
+    api: str | None = None,
+    batch_out: str | os.PathLike[str] | None = None,
+    batch_in: str | os.PathLike[str] | None = None,
+    answered_by: str = "",
 ) -> MachineSummary:
-    """Answer every item of a packet through the LLM endpoint and write an export."""
+    """Answer every item of a packet through the LLM client and write an export (see the module docstring)."""
     audit = AuditDir.open(audit_dir)
     ids = audit.packet_ids()
     if packet_id is None:
@@ -150,34 +156,35 @@ def machine(
     elif packet_id not in ids:
         raise NclueError(f"{audit.root}: no packet {packet_id!r} (packets: {', '.join(ids) or 'none'})")
     payload, _ = audit.load_packet(packet_id)
-    config = replace(LLMConfig.from_env(endpoint, model, key), max_tokens=max_tokens)
-    responses = ResponseCache(Path(cache) if cache else audit.root / "machine" / "llm_cache.jsonl")
+    config = replace(LLMConfig.from_env(endpoint, model, key, api), max_tokens=max_tokens)
+    batch = batch_out is not None or batch_in is not None
+    asker = Asker(
+        config,
+        ResponseCache(Path(cache) if cache else audit.root / "machine" / "llm_cache.jsonl"),
+        TEMPLATE,
+        template_text(),
+        mode="batch" if batch else "online",
+        batch_out=Path(batch_out) if batch_out else audit.root / "machine" / f"{packet_id}-{evaluator}.requests.jsonl",
+        batch_in=Path(batch_in) if batch_in else None,
+        answered_by=answered_by,
+        resume=f"nclue audit machine {audit.root} --packet {packet_id} --evaluator {evaluator} --model {config.model} "
+        "--batch-in REPLIES.jsonl",
+    )
     items, reasons = [], []
-    counts = {"accepted": 0, "rejected": 0, "malformed": 0, "cached": 0, "fresh": 0}
+    counts = {"accepted": 0, "rejected": 0, "malformed": 0}
     tick("items", 0, len(payload["items"]))
     for pos, item in enumerate(payload["items"], start=1):
-        prompt = prompt_for(item)
-        reply = responses.get(prompt, config.model)
-        fresh = reply is None
-        if fresh:
-            try:
-                reply = chat(config, prompt)
-            except NclueError as exc:
-                responses.save()
-                raise NclueError(
-                    f"{exc} ({pos - 1} of {len(payload['items'])} items answered; the replies so far are frozen in "
-                    f"{responses.path} — rerun with the endpoint available to answer the rest)"
-                ) from None
-        counts["fresh" if fresh else "cached"] += 1
-        if fresh:
-            responses.put(prompt, config.model, reply)
+        reply = asker.ask(prompt_for(item))
+        tick("items", 1, None)
+        if reply is None:
+            items.append({"id": item["id"], "status": "empty", "conditions": _blank(item)})
+            continue
         try:
             parsed = parse_reply(reply, item)
         except ValueError as exc:
             counts["malformed"] += 1
             reasons.append(f"item {pos} ({item['id']}): reply not used ({exc})")
             items.append({"id": item["id"], "status": "empty", "conditions": _blank(item)})
-            tick("items", 1, None)
             continue
         problems = [
             f"condition {i} (“{cond['name']}”): {p[0]}"
@@ -198,8 +205,7 @@ def machine(
                 ],
             }
         )
-        tick("items", 1, None)
-    responses.save()
+    asker.finish()
     target = Path(out) if out else audit.root / f"machine-{evaluator}.json"
     write_json(
         target,
@@ -210,6 +216,7 @@ def machine(
             "packet_id": packet_id,
             "evaluator": evaluator,
             "model": config.model,
+            "provenance": asker.cache.provenance(),
             "items": items,
             "digest": export_digest(packet_id, evaluator, items),
         },
@@ -221,6 +228,9 @@ def machine(
         model=config.model or "",
         items=len(items),
         reasons=tuple(reasons),
+        cached=asker.cached,
+        fresh=asker.fresh,
+        imported=asker.imported,
         **counts,
     )
 

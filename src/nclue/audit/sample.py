@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -153,13 +154,52 @@ def release_manifest(release: Release, kind: str) -> dict:
     }
 
 
+EXCLUDE_LEVELS: tuple[str, ...] = ("condition", "pair")
+
+
+def seen_pairs(audits: Sequence[str | os.PathLike[str]], level: str = "condition") -> tuple[set[tuple], list[str]]:
+    """What earlier audits read, and their audit ids.
+
+    ``level="condition"``: every ``(doc_id, condition)`` of their pairs (case-folded);
+    ``level="pair"``: every ``(doc_id, frozenset of conditions)`` — the same document with the same
+    conditions, whatever the query id.
+    """
+    if level not in EXCLUDE_LEVELS:
+        raise NclueError(f"exclude level {level!r}: choose one of {', '.join(EXCLUDE_LEVELS)}")
+    seen: set[tuple] = set()
+    ids = []
+    for path in audits:
+        earlier = AuditDir.open(path)
+        ids.append(earlier.audit_id)
+        for pair in earlier.pairs:
+            if level == "pair":
+                seen.add((pair.doc_id, frozenset(c.lower() for c in pair.conditions)))
+            else:
+                seen.update((pair.doc_id, c.lower()) for c in pair.conditions)
+    return seen, ids
+
+
+def _seen(j: Judgment, query: Query, seen: set[tuple], level: str) -> bool:
+    if level == "pair":
+        return (j.doc_id, frozenset(c.lower() for c in query.conditions)) in seen
+    return any((j.doc_id, c.lower()) in seen for c in query.conditions)
+
+
 def sample(
     bench: str | os.PathLike[str],
     out: str | os.PathLike[str],
     params: SampleParams = SampleParams(),
     qrels: str | os.PathLike[str] | None = None,
+    exclude: Sequence[str | os.PathLike[str]] = (),
+    exclude_level: str = "condition",
 ) -> SampleSummary:
-    """Draw the stratified sample of ``bench`` into the audit directory ``out``."""
+    """Draw the stratified sample of ``bench`` into the audit directory ``out``.
+
+    ``exclude``: earlier audit directories; a pair sharing a document and a condition with any of
+    their pairs (``exclude_level="condition"``), or the same document with the same conditions
+    (``"pair"``), is left out of the population, so a fresh audit does not re-read what an earlier
+    one (for instance the one a rule was tuned on) has read.
+    """
     unknown = [f for f in params.strata if f not in STRATA_FIELDS]
     if unknown or len(set(params.strata)) != len(params.strata):
         raise NclueError(
@@ -172,7 +212,11 @@ def sample(
         raise NclueError(f"{release.files['qrels']}: no judged pairs to audit")
     sources = {d.doc_id: d.source or "unknown" for d in release.corpus}
     queries = {q.qid: q for q in release.queries}
-    judged = sorted(release.judgments, key=lambda j: (j.qid, j.doc_id))
+    seen, excluded = seen_pairs(exclude, exclude_level)
+    everything = sorted(release.judgments, key=lambda j: (j.qid, j.doc_id))
+    judged = [j for j in everything if not _seen(j, queries[j.qid], seen, exclude_level)]
+    if not judged:
+        raise NclueError(f"{bench}: every judged pair shares a document and a condition with an excluded audit")
     groups: dict[tuple[str, ...], list[Judgment]] = {}
     for j in judged:
         key = stratum_of(j, queries[j.qid], sources.get(j.doc_id, "unknown"), params.strata)
@@ -202,6 +246,7 @@ def sample(
         "seed": params.seed,
         "params": {**asdict(params), "strata": list(params.strata)},
         "counts": {"pairs": len(pairs), "conditions": sum(p.n for p in pairs), "population": len(judged)},
+        "excluded": {"audits": excluded, "level": exclude_level, "pairs": len(everything) - len(judged)},
     }
     audit = AuditDir.create(out, manifest, pairs)
     by_stratum = Counter(key for _, key in chosen)

@@ -11,7 +11,14 @@ For every pair of evaluators, over the items both accepted:
 * the same agreement rates by stratum (``n``, ``source`` and the sample's strata).
 
 Across all evaluators (two or more): conditions every evaluator decided, unanimous decisions,
-Fleiss' κ and pairwise agreement. Integrity per evaluator: positives, negatives, selected pages
+Fleiss' κ and pairwise agreement.
+
+**The labels against the evaluators** (the audit's question): per evaluator, agreement of its
+decisions with the labels under audit (a condition is labelled established when the pair's
+qrels row carries evidence pages for it) with a Wilson interval and Cohen's κ, the share of
+labelled-established conditions it confirms, the share of labelled-absent ones it leaves absent,
+and agreement by source; and **gold-pair precision** — the gold pairs for which the evaluator
+(and, across evaluators, every evaluator) confirms every condition. Integrity per evaluator: positives, negatives, selected pages
 and quotes — every quote of an accepted item passed the normalised check when it was read
 (:mod:`nclue.audit.export`); *verbatim* counts those that also match character for character.
 The statistics are the array functions of :mod:`nclue.audit.agreement`.
@@ -117,6 +124,32 @@ class PairAgreement:
 
 
 @dataclass(frozen=True)
+class LabelAgreement:
+    """One evaluator's decisions against the audited labels (``evaluator = "all"``: every evaluator agrees)."""
+
+    evaluator: str
+    conditions: Rate
+    kappa: float | None
+    confirmed: Rate
+    absent: Rate
+    gold_pairs: Rate
+    by_source: Mapping[str, Rate] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return json_safe(
+            {
+                "evaluator": self.evaluator,
+                "condition_agreement": self.conditions.to_json(),
+                "kappa": self.kappa,
+                "labelled_established_confirmed": self.confirmed.to_json(),
+                "labelled_absent_confirmed": self.absent.to_json(),
+                "gold_pairs_all_confirmed": self.gold_pairs.to_json(),
+                "by_source": {k: v.to_json() for k, v in self.by_source.items()},
+            }
+        )
+
+
+@dataclass(frozen=True)
 class Integrity:
     """One evaluator's stream: completed items, decisions, selected pages and quote checks."""
 
@@ -148,10 +181,12 @@ class AgreementReport(Tabular):
     fleiss: float | None = None
     all_pairwise: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    labels: tuple[LabelAgreement, ...] = ()
 
     def to_json(self) -> dict:
         return json_safe(
             {
+                "labels": [x.to_json() for x in self.labels],
                 "packet_id": self.packet_id,
                 "kind": self.kind,
                 "items": self.items,
@@ -171,6 +206,8 @@ class AgreementReport(Tabular):
 
     def tables(self) -> list[Table]:
         out = []
+        if self.labels:
+            out.append(labels_table(self))
         if self.pairs:
             out.append(summary_table(self))
         if len(self.evaluators) >= 2:
@@ -212,6 +249,29 @@ def summary_table(report: AgreementReport) -> Table:
         tuple(rows),
         "l" + "r" * len(report.pairs),
         f"Agreement on packet {report.packet_id} ({report.kind}).",
+    )
+
+
+def labels_table(report: AgreementReport) -> Table:
+    """The audited labels against each evaluator (and against every evaluator at once)."""
+    sources = sorted({s for x in report.labels for s in x.by_source})
+    rows = [
+        ("Condition agreement with the labels [Wilson 95%]", *(x.conditions.text() for x in report.labels)),
+        ("Cohen's κ (labels vs evaluator)", *(_kappa(x.kappa) for x in report.labels)),
+        ("Labelled established, confirmed", *(x.confirmed.text(ci=False) for x in report.labels)),
+        ("Labelled absent, confirmed", *(x.absent.text(ci=False) for x in report.labels)),
+        ("Gold pairs with every condition confirmed", *(x.gold_pairs.text() for x in report.labels)),
+        *(
+            (f"Condition agreement, {src}", *(x.by_source.get(src, Rate(0, 0)).text(ci=False) for x in report.labels))
+            for src in sources
+        ),
+    ]
+    return Table(
+        ("Labels vs", *(x.evaluator for x in report.labels)),
+        tuple(rows),
+        "l" + "r" * len(report.labels),
+        f"The audited labels against the evaluators of packet {report.packet_id} "
+        "(all: a condition counts as agreeing when every evaluator agrees with its label).",
     )
 
 
@@ -301,6 +361,7 @@ class Shown:
     conditions: Mapping[str, tuple[str, ...]]
     texts: Mapping[tuple[str, int], str]
     full: bool
+    names: Mapping[str, str] = field(default_factory=dict)
 
 
 def shown_items(audit: AuditDir, packet_id: str) -> Shown:
@@ -312,7 +373,49 @@ def shown_items(audit: AuditDir, packet_id: str) -> Shown:
         (c["id"], p["page"]): p["text"] for item in payload["items"] for c in item["conditions"] for p in c["pages"]
     }
     full = all(len(conditions[iid]) == pairs[iid].n for iid in conditions)
-    return Shown(pairs, conditions, texts, full)
+    names = {cid: row["condition"] for item in admin["items"].values() for cid, row in item["conditions"].items()}
+    return Shown(pairs, conditions, texts, full, names)
+
+
+def label_agreement(exports: ExportSet, shown: Shown, evaluators: Sequence[str]) -> LabelAgreement | None:
+    """``evaluators``' decisions against the labels, over the items all of them accepted (``None``: no item)."""
+    by = {e.evaluator: e for e in exports.exports}
+    items = [i for i in shown.conditions if all(i in by[ev].items for ev in evaluators)]
+    if not items:
+        return None
+    label, agree, source, gold_ok, gold = [], [], [], 0, 0
+    for i in items:
+        pair = shown.pairs[i]
+        every = True
+        for c in shown.conditions[i]:
+            lab = bool(pair.pages.get(shown.names.get(c, ""), ()))
+            answers = [bool(by[ev].items[i][c].answer) for ev in evaluators]
+            label.append(lab)
+            agree.append(all(a == lab for a in answers))
+            source.append(pair.source)
+            every &= all(answers)
+        if pair.label == "gold":
+            gold += 1
+            gold_ok += every
+    lab_arr, agree_arr = np.array(label), np.array(agree)
+    read = np.where(agree_arr, lab_arr, ~lab_arr)
+    kappa = (
+        cohen_kappa(confusion_matrix(lab_arr.astype(np.int64), read.astype(np.int64), 2))
+        if len(evaluators) == 1
+        else None
+    )
+    return LabelAgreement(
+        evaluator=evaluators[0] if len(evaluators) == 1 else "all",
+        conditions=Rate(int(agree_arr.sum()), len(agree_arr)),
+        kappa=kappa,
+        confirmed=Rate(int((agree_arr & lab_arr).sum()), int(lab_arr.sum())),
+        absent=Rate(int((agree_arr & ~lab_arr).sum()), int((~lab_arr).sum())),
+        gold_pairs=Rate(gold_ok, gold),
+        by_source={
+            src: Rate(int(agree_arr[np.array(source) == src].sum()), int((np.array(source) == src).sum()))
+            for src in sorted(set(source))
+        },
+    )
 
 
 def _decisions(exports: ExportSet, shown: Shown, evaluators: Sequence[str], items: Sequence[str]) -> np.ndarray:
@@ -378,7 +481,10 @@ def score_exports(audit: AuditDir, exports: ExportSet) -> AgreementReport:
     incomplete = [
         f"evaluator {e.evaluator}: {len(e.incomplete)} of {len(order)} items not accepted" for e in exports.exports
     ]
+    groups = [[ev] for ev in exports.evaluators] + ([list(exports.evaluators)] if len(exports.evaluators) > 1 else [])
+    labels = tuple(x for g in groups if (x := label_agreement(exports, shown, g)) is not None)
     return AgreementReport(
+        labels=labels if exports.kind == "audit" else (),
         packet_id=exports.packet_id,
         kind=exports.kind,
         items=len(order),

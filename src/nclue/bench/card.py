@@ -66,6 +66,39 @@ def _paraphrase_lines(record: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def _rule_lines(manifest: dict[str, Any]) -> list[str]:
+    """The "Establishes rule" section: which signals built the labels, and what a system shares with them."""
+    kind = manifest.get("conditions", {}).get("kind", "lexical")
+    mine = manifest["parameters"]["mine"]
+    compose = manifest["parameters"]["compose"]
+    if kind == "sections":
+        return [
+            "**Signals that built the labels: headings.** A page establishes a section concept when one of its",
+            "heading lines belongs to the concept's cluster of heading titles (clustered by MiniLM similarity);",
+            "systems that read headings or MiniLM vectors share this signal (`docs/structure.md#circularity`).",
+        ]
+    contested = compose.get("max_contested")
+    return [
+        "**Signals that built the labels: a lexical rule over page text** (surface forms, headings, defining",
+        "sentences, repetition); systems that match surface forms or phrases share these signals. Outside",
+        "table-of-contents/index pages and entries, running headers/footers, copyright, licence, BibTeX,",
+        "bibliography and contact lines, proper names and a title page's unnumbered lines, a page establishes",
+        "a condition when a heading names it (a one-word condition as the heading's head noun), a defining",
+        "sentence introduces it (`X is a …`, `called X`), or (multi-word conditions) its surface forms occur",
+        f"at least {mine.get('min_repeats', 2)} times in prose, outside list items and not as the object of a preposition.",
+        "Aliases group case, hyphenation and inflection variants and corpus-paired acronyms.",
+        *(
+            [
+                f"A query is kept only when at most {contested} of its judged (document, condition) pairs is",
+                "*contested* — labelled absent while the document mentions the condition, exactly or loosely — so",
+                "an absence a reader could dispute does not decide a label.",
+            ]
+            if contested is not None
+            else []
+        ),
+    ]
+
+
 def render_card(manifest: dict[str, Any], tables: dict[str, dict[str, int]], examples: list[dict[str, Any]]) -> str:
     """Markdown dataset card from the manifest, the validation tables and example queries."""
     counts = manifest["counts"]
@@ -92,11 +125,7 @@ def render_card(manifest: dict[str, Any], tables: dict[str, dict[str, int]], exa
         *_gate_lines(manifest.get("gate")),
         "## Establishes rule",
         "",
-        "A page establishes a condition when, outside running headers/footers and table-of-contents",
-        "or index lines, a heading contains one of its surface forms, or (multi-word conditions only)",
-        "its surface forms occur at least twice, or a defining sentence introduces it (`X is a …`,",
-        "`called X`). Aliases group case, hyphenation and inflection variants and corpus-paired",
-        "acronyms.",
+        *_rule_lines(manifest),
         "",
         "## Distributions",
         "",

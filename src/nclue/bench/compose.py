@@ -50,11 +50,22 @@ class Item:
     assignments: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
 
-def evaluate(inventory: Inventory, conditions: tuple[int, ...], max_golds: int) -> Item | None:
+def contested_pairs(inventory: Inventory, conditions: tuple[int, ...], union: set[int]) -> int:
+    """(document, condition) pairs of the union whose absence label is contested (a mention, no establishment)."""
+    if not inventory.mentions:
+        return 0
+    return sum(len(union & inventory.mentions[c]) for c in conditions)
+
+
+def evaluate(
+    inventory: Inventory, conditions: tuple[int, ...], max_golds: int, max_contested: int | None = None
+) -> Item | None:
     """Build the item for a condition set, or ``None`` if it violates a validity rule."""
     union: set[int] = set()
     for c in conditions:
         union.update(inventory.pages[c])
+    if max_contested is not None and contested_pairs(inventory, conditions, union) > max_contested:
+        return None
     docs: dict[int, tuple[tuple[int, ...], ...]] = {}
     labels: dict[int, str] = {}
     assignments: dict[int, tuple[int, ...]] = {}
@@ -131,7 +142,7 @@ def generate(inventory: Inventory, params: ComposeParams, tick: Callable[[int], 
         if key in seen:
             continue
         seen.add(key)
-        item = evaluate(inventory, key, params.max_golds)
+        item = evaluate(inventory, key, params.max_golds, params.max_contested)
         if item is not None:
             items.append(item)
     items.sort(key=lambda it: it.conditions)

@@ -24,11 +24,13 @@ class MineParams:
     max_df_frac: float = 0.08
     max_n: int = 3
     min_word_len: int = 3
-    min_heading_df: int = 2
+    min_heading_df: int = 1
     min_english: float = 0.2
     min_topicality: float = 0.25
     min_single_len: int = 5
     max_foreign: float = 0.05
+    min_repeats: int = 3
+    max_fragment_share: float = 0.6
 
     def max_df(self, n_docs: int) -> int:
         """Largest document frequency a candidate may have: ``max(min_df, ⌊max_df_frac·N⌋)``."""
@@ -43,9 +45,10 @@ class ComposeParams:
     seed: int = DEFAULT_SEED
     p_three: float = 0.35
     max_golds: int = 10
-    max_condition_reuse: int = 8
-    max_gold_reuse: int = 12
-    attempts_per_query: int = 40
+    max_condition_reuse: int = 20
+    max_gold_reuse: int = 30
+    attempts_per_query: int = 200
+    max_contested: int | None = 0
 
 
 @dataclass(frozen=True)
@@ -82,3 +85,7 @@ class BuildOptions:
     llm_model: str | None = None
     llm_key: str | None = None
     llm_cache: Path | None = None
+    llm_api: str = "openai"
+    llm_batch_out: Path | None = None
+    llm_batch_in: Path | None = None
+    llm_answered_by: str = ""

@@ -5,8 +5,11 @@ conditions and asks for a one-line rewording; the reply is parsed by
 ``prompts/paraphrase.py``. A rejected reply is asked again, up to ``attempts`` times, with
 the parser's reason in the prompt (so every attempt is a distinct, deterministic prompt).
 Every reply — accepted or rejected — is frozen in ``BENCH/judge/paraphrase_cache.jsonl``
-(the LLM judge's :class:`~nclue.bench.llm.ResponseCache`, keyed by model and exact prompt),
-so a second run reads the cache, reaches the same decisions and calls nothing.
+(:class:`nclue.llm.cache.ResponseCache`, keyed by model and exact prompt, with who answered
+and when), so a second run reads the cache, reaches the same decisions and calls nothing.
+With a batch file (``batch_out``/``batch_in``) the prompts without a reply are written as batch
+requests and the command stops; importing the replies continues where it stopped (a retry after
+a rejected reply is the next round's request).
 
 The accepted texts are written to ``BENCH/paraphrases.jsonl``, which
 :class:`nclue.release.Release` turns into each query's ``paraphrase`` form (the only place a
@@ -25,12 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nclue.bench.card import render_card
-from nclue.bench.llm import LLMConfig, ResponseCache, chat
 from nclue.bench.prompts import template
 from nclue.bench.prompts.paraphrase import parse
 from nclue.bench.verify import write_sums
 from nclue.errors import NclueError
 from nclue.io import atomic_write_text, exclusive_lock, sha256_bytes, write_json
+from nclue.llm.cache import Asker, ResponseCache
+from nclue.llm.client import LLMConfig
 from nclue.release import PARAPHRASES_FILE, Release, write_paraphrases
 from nclue.types import Query
 
@@ -67,34 +71,36 @@ def fill_paraphrases(
     attempts: int = DEFAULT_ATTEMPTS,
     cache_path: str | os.PathLike[str] | None = None,
     tick: Callable[[], None] | None = None,
+    batch_out: str | os.PathLike[str] | None = None,
+    batch_in: str | os.PathLike[str] | None = None,
+    answered_by: str = "",
 ) -> ParaphraseSummary:
     """Paraphrase every query of the release at ``bench_dir`` (see the module docstring)."""
     root = Path(bench_dir)
     if attempts < 1:
         raise NclueError(f"attempts must be at least 1, got {attempts}")
     release = Release.open(root, with_qrels=False)
-    cache = ResponseCache(Path(cache_path) if cache_path is not None else root / CACHE)
+    batch = batch_out is not None or batch_in is not None
+    asker = Asker(
+        config,
+        ResponseCache(Path(cache_path) if cache_path is not None else root / CACHE),
+        "paraphrase",
+        template("paraphrase"),
+        mode="batch" if batch else "online",
+        batch_out=Path(batch_out) if batch_out else root / "judge" / "paraphrase.requests.jsonl",
+        batch_in=Path(batch_in) if batch_in else None,
+        answered_by=answered_by,
+        resume=f"nclue bench paraphrase {root} --model {config.model} --batch-in REPLIES.jsonl",
+    )
     summary = ParaphraseSummary(bench=root, accepted=0)
     accepted: dict[str, str] = {}
     with exclusive_lock(root, "benchmark release"):
         for query in release.queries:
             problem = None
             for _ in range(attempts):
-                prompt = render_prompt(query, problem)
-                reply = cache.get(prompt, config.model)
+                reply = asker.ask(render_prompt(query, problem))
                 if reply is None:
-                    try:
-                        reply = chat(config, prompt)
-                    except NclueError as exc:
-                        cache.save()
-                        raise NclueError(
-                            f"{exc} ({len(accepted)} paraphrases done; every reply so far is frozen in {cache.path}, "
-                            "rerun to continue)"
-                        ) from None
-                    cache.put(prompt, config.model, reply)
-                    summary.fresh += 1
-                else:
-                    summary.cached += 1
+                    break
                 try:
                     accepted[query.qid] = parse(reply, query.conditions)
                     break
@@ -103,16 +109,17 @@ def fill_paraphrases(
                     summary.rejected_replies += 1
             if tick is not None:
                 tick()
-        cache.save()
+        summary.fresh, summary.cached = asker.fresh + asker.imported, asker.cached
+        asker.finish()
         summary.accepted = len(accepted)
         summary.missing = [q.qid for q in release.queries if q.qid not in accepted]
         write_paraphrases(root / PARAPHRASES_FILE, accepted)
-        _record(root, release, config, attempts, summary, cache.path)
+        _record(root, release, config, attempts, summary, asker)
     return summary
 
 
 def _record(
-    root: Path, release: Release, config: LLMConfig, attempts: int, summary: ParaphraseSummary, cache: Path
+    root: Path, release: Release, config: LLMConfig, attempts: int, summary: ParaphraseSummary, asker: Asker
 ) -> None:
     """Add the ``paraphrase`` record to MANIFEST.json, re-render the card, rewrite SHA256SUMS."""
     from nclue.bench.pipeline import examples
@@ -133,7 +140,8 @@ def _record(
         "rejected_replies": summary.rejected_replies,
         "missing": summary.missing,
         "file": PARAPHRASES_FILE,
-        "cache": cache.relative_to(root).as_posix() if cache.is_relative_to(root) else cache.name,
+        "cache": cache.relative_to(root).as_posix() if (cache := asker.cache.path).is_relative_to(root) else cache.name,
+        "provenance": asker.cache.provenance(),
     }
     write_json(path, manifest)
     scored = Release.open(root, require_qrels=True)

@@ -16,6 +16,7 @@ parameters (see :mod:`nclue.bench.verify`); the release files are written throug
 
 from __future__ import annotations
 
+import hashlib
 import platform
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -78,11 +79,25 @@ def _make_gate(
         gate = EmbeddingGate(inventory, store, threshold=options.embed_threshold, engine=engine)
         return gate, {"model": "sentence-transformers/all-MiniLM-L6-v2 (bundled)", "threshold": options.embed_threshold}
     if options.judge == "llm":
-        from nclue.bench.llm import LLMConfig, LLMGate, ResponseCache
+        from nclue.bench.llm import TEMPLATE, LLMGate
+        from nclue.bench.prompts import template
+        from nclue.llm.cache import Asker, ResponseCache
+        from nclue.llm.client import LLMConfig
 
-        config = LLMConfig.from_env(options.llm_url, options.llm_model, options.llm_key)
-        cache = ResponseCache(options.llm_cache or out / "judge" / "llm_cache.jsonl")
-        return LLMGate(inventory, store, config, cache), {"model": config.model or "", "cache": str(cache.path.name)}
+        config = LLMConfig.from_env(options.llm_url, options.llm_model, options.llm_key, options.llm_api)
+        batch = options.llm_batch_out is not None or options.llm_batch_in is not None
+        asker = Asker(
+            config,
+            ResponseCache(options.llm_cache or out / "judge" / "llm_cache.jsonl"),
+            TEMPLATE,
+            template(TEMPLATE),
+            mode="batch" if batch else "online",
+            batch_out=options.llm_batch_out or out / "judge" / "llm.requests.jsonl",
+            batch_in=options.llm_batch_in,
+            answered_by=options.llm_answered_by,
+            resume=f"nclue build {store.root} -o {out} --judge llm --llm-model {config.model} --llm-batch-in REPLIES.jsonl",
+        )
+        return LLMGate(inventory, store, asker), {"model": config.model or "", "cache": asker.cache.path.name}
     raise NclueError(f"unknown judge {options.judge!r}; choose one of {', '.join(JUDGES)}")
 
 
@@ -133,6 +148,39 @@ def apply_gate(collection: str | Path, store: PageStore, options: BuildOptions) 
             "anyway with --allow-ungated SOURCE (recorded in MANIFEST.json)"
         )
     return gated, record
+
+
+def construction_record(collection: str | Path, options: BuildOptions) -> dict[str, str]:
+    """What a release was built from: the page store's fingerprint, the build options and the code.
+
+    ``code_sha256`` hashes the source of the construction (``nclue.bench``, the line rules and the
+    text normalisation), so a changed rule marks every release built by the old one as stale
+    (``nclue demo`` rebuilds it), even though such a release still verifies against itself.
+    """
+    from nclue.corpus.store import pages_fingerprint
+
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for source in sorted([*(package / "bench").rglob("*.py"), *(package / "bench").rglob("*.txt")]) + [
+        package / "corpus" / "lines.py",
+        package / "corpus" / "normalize.py",
+    ]:
+        digest.update(source.relative_to(package).as_posix().encode() + b"\0" + source.read_bytes())
+    settings = {k: v for k, v in asdict(options).items() if not k.startswith("llm_") or k in ("llm_model", "llm_api")}
+    return {
+        "pages_sha256": pages_fingerprint(collection),
+        "options_sha256": sha256_bytes(dumps_canonical(json_safe_paths(settings)).encode("utf-8")),
+        "code_sha256": digest.hexdigest(),
+    }
+
+
+def json_safe_paths(obj: Any) -> Any:
+    """``Path`` values as strings, recursively (options hold optional paths)."""
+    if isinstance(obj, dict):
+        return {k: json_safe_paths(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_safe_paths(v) for v in obj]
+    return str(obj) if isinstance(obj, Path) else obj
 
 
 def _collection_id(store: PageStore) -> str:
@@ -218,7 +266,8 @@ def _build(
     else:
         chosen, drops = select(items, options.compose, gate, lambda n: tick("select", n, None))
     if gate is not None and options.judge == "llm":
-        gate.cache.save()
+        gate.asker.finish()
+        gate_info["provenance"] = gate.cache.provenance()
     if not chosen:
         raise NclueError(
             f"{collection}: all {len(items)} candidate conjunctions were dropped ({dict(drops)}); "
@@ -250,6 +299,7 @@ def _build(
         "judge_settings": gate_info,
         "conditions": conditions_record,
         "parameters": {"mine": asdict(options.mine), "compose": asdict(options.compose)},
+        "construction": construction_record(collection, options),
         "collection": {
             "documents": n_docs,
             "pages": int(store.n_pages),

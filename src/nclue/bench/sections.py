@@ -150,7 +150,9 @@ def mine_sections(
         )
         page_sets.append({d: tuple(sorted(ps)) for d, ps in sorted(merged.items())})
     order = sorted(range(len(conditions)), key=lambda i: conditions[i].name.lower())
-    conditions, page_sets = dedupe_names([conditions[i] for i in order], [page_sets[i] for i in order])
+    conditions, page_sets = [conditions[i] for i in order], [page_sets[i] for i in order]
+    keep = dedupe_names(conditions, page_sets)
+    conditions, page_sets = [conditions[i] for i in keep], [page_sets[i] for i in keep]
     inventory = Inventory(
         doc_ids=store.doc_ids.tolist(),
         n_pages=np.diff(store.doc_offsets).astype(np.int64),

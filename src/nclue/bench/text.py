@@ -1,41 +1,59 @@
 """Page text → lines → word tokens, with the page structure the offline judge needs.
 
-Per document, lines are classified once:
+Per document, every line is classified once by the shared line rules of
+:mod:`nclue.corpus.lines`:
 
-* **running header/footer**: one of the first or last two non-blank lines of a page whose
-  digit-free, case-folded form recurs in those positions on at least
-  :data:`RUNNING_MIN_PAGES` pages of the same document (page numbers, chapter running
-  heads such as ``Chapter 2: Installing R under Unix-alikes 5``). Ignored entirely.
-* **reference line**: a table-of-contents or index entry — a line with dot leaders, or a
-  line whose text ends in a page number (``6 Numbering text lines and paragraphs 8``,
-  ``hyphenation, 12, 40``). A reference line only *points* at a concept, so it is ignored.
-* **heading**: a numbered section title (``2.3 Making the manuals``, ``A.1 Fonts``,
-  ``Chapter 4 Footnotes``) or a short Title-Case line of 1–5 words with no sentence
-  punctuation (``Critical Apparatus``).
-* everything else is **body**.
+* a **table-of-contents or index page** (:func:`~nclue.corpus.lines.page_role`) is skipped whole;
+* **running headers/footers**, **reference lines** (TOC/index entries) and **boilerplate**
+  (copyright and licence lines, BibTeX fields, bibliography entries, e-mail addresses, bare URLs)
+  are ignored, and so is every line of a **bibliography** (from a *References*/*Bibliography*
+  heading to the next heading);
+* a **heading** is a numbered section title (``2.3 Making the manuals``, ``Chapter 4 Footnotes``)
+  or a Title-Case line (``Critical Apparatus``) — except on the first page of a document of three
+  or more pages, where an unnumbered Title-Case line is the title, an author or a date, not a
+  section;
+* a **list item** (a line that starts with a bullet or ``(a)``) is body text whose words are marked
+  ``item``: an item of a list of topics, messages or options is not a discussion;
+* everything else is **body**. In body lines, a run of capitalised words with at least three
+  capitals (``R Foundation for Statistical Computing``, ``R Core Team``; *of*, *for*, *and*,
+  *the* may join them) is a **proper name**, and its words are marked ``name``: a concept named
+  inside an organisation, a title or an author line is not discussed there.
 
 Words are ASCII letter runs (``[A-Za-z]+``, an ``'s`` possessive dropped; a word with
 non-ASCII letters, such as French *épaisseur*, is a break rather than a mangled fragment); a word
-preceded by a backslash is a TeX control sequence and is skipped. Hyphens (including the
-PDF soft hyphen U+FFFE/U+00AD) *join* words, so ``font-encoding`` and ``font encoding``
-tokenise alike; any other punctuation, a digit run, or a heading boundary is a *break*
-that an n-gram may not cross.
+preceded by a backslash is a TeX control sequence and is skipped. Hyphens *join* words, so
+``font-encoding`` and ``font encoding`` tokenise alike (soft hyphens were resolved at ingest,
+:mod:`nclue.corpus.normalize`); any other punctuation, a digit run, or a heading boundary is a
+*break* that an n-gram may not cross.
 
 Inflection is folded by the S-stemmer (Harman, "How effective is suffixing?", JASIS 1991):
 ``ies→y``, ``es→e``, ``s→∅`` with its exceptions — deliberately weaker than Porter, which
-would conflate *hyphenation* with *hyphen*.
+would conflate *hyphenation* with *hyphen* — plus irregular plurals (*matrices* = *matrix*,
+*indices* = *index*) and sibilant plurals (*indexes* = *index*, *branches* = *branch*).
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 
-RUNNING_MIN_PAGES = 3
-EDGE_LINES = 2
+from nclue.corpus.lines import (
+    is_bibliography_heading,
+    is_boilerplate_line,
+    is_list_item,
+    is_reference_line,
+    is_running,
+    numbered_heading,
+    page_role,
+    running_keys,
+    titlecase_line,
+)
+
+TITLE_PAGE_MIN_PAGES = 3
+MIN_NAME_CAPITALS = 3
+NAME_JOINERS = frozenset({"of", "for", "and", "the"})
 
 ENGLISH_STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before being
@@ -70,30 +88,48 @@ GENERIC_WORDS = frozenset(
     """new old first last next previous main simple special different various certain several many general
     specific normal standard additional extra following given left right top bottom good best better
     make makes made sure want need needs let set sets setting creating defining changing fixing getting
-    thing things way ways case cases kind kinds lot lots""".split()
+    thing things way ways case cases kind kinds lot lots second third fourth fifth particular minimum maximum
+    original starting current whole entire two three four five ten around containing""".split()
 )
 STOPWORDS = ENGLISH_STOPWORDS | FOREIGN_WORDS | GENERIC_WORDS
 
 _WORD_OR_BREAK = re.compile(r"\\[A-Za-z@]+|[^\W\d_]+(?:'[^\W\d_]+)?|[-\u00ad\ufffe]+|[^\w\s\-\u00ad\ufffe]+|[\d_]+")
-_DIGITS = re.compile(r"[0-9ivxlcdm]+\b|[0-9]+")
-_SPACES = re.compile(r"\s+")
-_DOT_LEADER = re.compile(r"(?:\.\s?){3,}|(?:\s\.){3,}")
-_ENDS_IN_PAGE = re.compile(
-    r"(?:[A-Za-z)\]’'\"”]\s*[,:]?\s+|,\s*)(?:[0-9]{1,4}|[ivxlc]{1,6})(?:\s*[,–-]\s*[0-9]{1,4})*\s*$"
-)
-_NUMBERED = re.compile(
-    r"^\s*(?:(?:chapter|appendix|part|section)\s+[0-9A-Z]{1,3}[:.]?\s+|[0-9]{1,2}(?:\.[0-9]{1,2}){0,3}\.?\s+|[A-Z]\.[0-9]{1,2}(?:\.[0-9]{1,2})*\.?\s+)"
-    r"([A-Z][^\\{}=$%&#_^]{1,80})$",
-    re.IGNORECASE,
-)
-_TITLE_WORD = re.compile(r"^(?:[A-Z][A-Za-z]*(?:-[A-Za-z]+)*|of|and|the|in|for|to|with|a|an|on)$")
-_SMALL = frozenset({"of", "and", "the", "in", "for", "to", "with", "a", "an", "on"})
+_CODE_PUNCTUATION = frozenset("._/\\@{[<=:$#%&*+|~^")
+_IRREGULAR_PLURALS = {
+    "matrices": "matrix",
+    "indices": "index",
+    "vertices": "vertex",
+    "appendices": "appendix",
+    "simplices": "simplex",
+    "apices": "apex",
+    "helices": "helix",
+    "radices": "radix",
+    "criteria": "criterion",
+    "phenomena": "phenomenon",
+    "analyses": "analysis",
+    "hypotheses": "hypothesis",
+    "parentheses": "parenthesis",
+    "syntheses": "synthesis",
+    "theses": "thesis",
+    "diagnoses": "diagnosis",
+}
+_SIBILANT_ES = re.compile(r"(?:x|ss|sh|zz|tch|[nr]ch)es$")
 
 
 def s_stem(word: str) -> str:
-    """Harman's S-stemmer on a lower-case word (inflection only)."""
+    """Harman's S-stemmer on a lower-case word (inflection only), with Latin/Greek and sibilant plurals.
+
+    ``matrices`` → ``matrix`` and ``hypotheses`` → ``hypothesis`` come from a table of
+    irregular plurals; ``-xes``/``-sses``/``-shes``/``-zzes``/``-tches``/``-nches``/``-rches``
+    drop ``es`` (``indexes`` → ``index``, ``branches`` → ``branch``), where Harman's rule would
+    leave ``indexe``.
+    """
     if len(word) <= 3:
         return word
+    if word in _IRREGULAR_PLURALS:
+        return _IRREGULAR_PLURALS[word]
+    if _SIBILANT_ES.search(word):
+        return word[:-2]
     if word.endswith("ies") and not word.endswith(("eies", "aies")):
         return word[:-3] + "y"
     if word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
@@ -103,38 +139,13 @@ def s_stem(word: str) -> str:
     return word
 
 
-def _edge_key(line: str) -> str:
-    return _SPACES.sub(" ", _DIGITS.sub("", line.lower())).strip()
-
-
-def running_lines(pages: list[list[str]]) -> set[str]:
-    """Edge-line keys (digit-free, case-folded) recurring on ≥ RUNNING_MIN_PAGES pages of one document."""
-    counts: Counter[str] = Counter()
-    for lines in pages:
-        edges = lines[:EDGE_LINES] + lines[-EDGE_LINES:]
-        counts.update({_edge_key(line) for line in edges})
-    return {key for key, n in counts.items() if n >= RUNNING_MIN_PAGES or key == ""}
-
-
-def is_reference_line(line: str) -> bool:
-    """True for table-of-contents / index entries (dot leaders or a trailing page number)."""
-    return bool(_DOT_LEADER.search(line) or _ENDS_IN_PAGE.search(line))
-
-
-def heading_title(line: str) -> str | None:
-    """The title text if ``line`` is a heading, else ``None`` (rules in the module docstring)."""
-    stripped = line.strip()
-    if not stripped or len(stripped) > 90:
-        return None
-    numbered = _NUMBERED.match(stripped)
-    if numbered:
-        title = numbered.group(1).strip()
-        if title[-1:] in ".,;:" or len(title.split()) > 10:
-            return None
-        return title
-    words = stripped.split()
-    if 1 <= len(words) <= 5 and words[0] not in _SMALL and all(_TITLE_WORD.match(w) for w in words):
-        return stripped
+def heading_title(line: str, title_page: bool = False) -> str | None:
+    """The title text if ``line`` is a heading, else ``None`` (on a title page only numbered headings count)."""
+    numbered = numbered_heading(line)
+    if numbered is not None:
+        return numbered[0]
+    if not title_page and titlecase_line(line):
+        return line.strip()
     return None
 
 
@@ -145,7 +156,9 @@ class PageTokens:
     ``words``: surface words (case kept, hyphen-split); ``brk``: a break precedes the word;
     ``hyph``: the word is hyphen-joined to the previous one; ``head``: the word lies on a
     heading line; ``hend``: the word is the last word of a heading (the head noun of an
-    English noun-phrase title).
+    English noun-phrase title); ``item``: the word lies on a list-item line; ``name``: the word
+    is part of a proper name in a body line; ``glued``: the word follows code punctuation with no
+    space (``read.fortran``, ``\\LOCAL{list``): an identifier or a code argument, not prose.
     """
 
     words: list[str]
@@ -153,6 +166,9 @@ class PageTokens:
     hyph: np.ndarray
     head: np.ndarray
     hend: np.ndarray
+    item: np.ndarray
+    name: np.ndarray
+    glued: np.ndarray
 
 
 def split_pages(texts: list[str]) -> list[list[str]]:
@@ -160,46 +176,103 @@ def split_pages(texts: list[str]) -> list[list[str]]:
     return [[ln for ln in (t or "").splitlines() if ln.strip()] for t in texts]
 
 
+def running_lines(pages: list[list[str]]) -> set[str]:
+    """The running-line keys of one document (:func:`nclue.corpus.lines.running_keys`)."""
+    return running_keys(pages)
+
+
+def _name_words(words: list[str], brk: list[bool], start: int) -> list[int]:
+    """Indices (≥ ``start``) of the words of one body line that belong to a proper name.
+
+    A name is a run of capitalised words, unbroken by punctuation, with at least
+    :data:`MIN_NAME_CAPITALS` capitals; *of*, *for*, *and*, *the* may join two capitalised words.
+    """
+    out: list[int] = []
+    run: list[int] = []
+    capitals = 0
+
+    def close() -> None:
+        nonlocal run, capitals
+        while run and not words[run[-1]][:1].isupper():
+            run.pop()
+        if capitals >= MIN_NAME_CAPITALS:
+            out.extend(run)
+        run, capitals = [], 0
+
+    for k in range(start, len(words)):
+        word = words[k]
+        if run and brk[k]:
+            close()
+        if word[:1].isupper():
+            run.append(k)
+            capitals += 1
+        elif run and word in NAME_JOINERS:
+            run.append(k)
+        else:
+            close()
+    close()
+    return out
+
+
+def _skipped(line: str) -> bool:
+    """Lines that never carry evidence: reference (TOC/index) entries and boilerplate."""
+    return is_reference_line(line) or is_boilerplate_line(line)
+
+
 def tokenize_document(pages: list[list[str]]) -> list[PageTokens]:
-    """Tokenise every page of one document, dropping running lines and reference lines."""
+    """Tokenise every page of one document with the line classes of the module docstring."""
     running = running_lines(pages)
+    title_page_rule = len(pages) >= TITLE_PAGE_MIN_PAGES
+    in_bibliography = False
     out: list[PageTokens] = []
-    for lines in pages:
+    for p, lines in enumerate(pages):
         words: list[str] = []
         brk: list[bool] = []
         hyph: list[bool] = []
         head: list[bool] = []
+        item: list[bool] = []
+        glued: list[bool] = []
         hend_at: set[int] = set()
+        name_at: list[int] = []
         n_lines = len(lines)
         pending_break = True
-        for i, line in enumerate(lines):
-            if (i < EDGE_LINES or i >= n_lines - EDGE_LINES) and _edge_key(line) in running:
+        skip_page = page_role(lines, running) is not None
+        for i, line in enumerate(lines if not skip_page else ()):
+            if is_running(i, n_lines, line, running):
                 pending_break = True
                 continue
-            if is_reference_line(line):
+            title = heading_title(line, title_page=title_page_rule and p == 0)
+            if title is not None:
+                in_bibliography = is_bibliography_heading(title) or is_bibliography_heading(line)
+            elif is_bibliography_heading(line):
+                in_bibliography = True
+            if in_bibliography or _skipped(line):
                 pending_break = True
                 continue
-            title = heading_title(line)
             is_head = title is not None
-            if is_head:
+            on_item = not is_head and is_list_item(line)
+            if is_head or on_item:
                 pending_break = True
+            first_word = len(words)
             joined = False
-            for piece in _WORD_OR_BREAK.findall(title if is_head else line):
+            code_end = -1
+            for match in _WORD_OR_BREAK.finditer(title if is_head else line):
+                piece = match.group(0)
                 first = piece[0]
                 if first.isalpha():
-                    if not piece.isascii():
+                    glued.append(match.start() == code_end)
+                    if not piece.isascii() or ("'" in piece and not piece.endswith(("'s", "'S"))):
+                        glued.pop()
                         pending_break = True
                         joined = False
                         continue
                     if piece.endswith(("'s", "'S")):
                         piece = piece[:-2]
-                    elif "'" in piece:
-                        pending_break = True
-                        continue
                     words.append(piece)
                     brk.append(pending_break)
                     hyph.append(joined)
                     head.append(is_head)
+                    item.append(on_item)
                     pending_break = False
                     joined = False
                 elif first in "-\u00ad\ufffe":
@@ -207,12 +280,18 @@ def tokenize_document(pages: list[list[str]]) -> list[PageTokens]:
                 else:
                     pending_break = True
                     joined = False
+                    if first == "\\" or set(piece) & _CODE_PUNCTUATION:
+                        code_end = match.end()
             if is_head:
                 pending_break = True
                 if head and head[-1]:
                     hend_at.add(len(words) - 1)
+            else:
+                name_at.extend(_name_words(words, brk, first_word))
         hend = np.zeros(len(words), dtype=bool)
         hend[list(hend_at)] = True
+        name = np.zeros(len(words), dtype=bool)
+        name[name_at] = True
         out.append(
             PageTokens(
                 words=words,
@@ -220,6 +299,9 @@ def tokenize_document(pages: list[list[str]]) -> list[PageTokens]:
                 hyph=np.array(hyph, dtype=bool),
                 head=np.array(head, dtype=bool),
                 hend=hend,
+                item=np.array(item, dtype=bool),
+                name=name,
+                glued=np.array(glued, dtype=bool),
             )
         )
     return out

@@ -6,7 +6,8 @@ call; heavy imports (torch, bm25s, scipy) happen inside the command bodies so ``
 stays fast. Usage errors (a wrong option, a missing argument, a value out of range) print
 typer's usage message and exit 2. A :class:`~nclue.errors.NclueError` prints one line on
 stderr — the message as written, never interpreted as markup — and exits with its code,
-never a traceback.
+never a traceback. A :class:`~nclue.llm.cache.BatchPending` (prompts written to a batch file, waiting
+for answers) prints one ``pending:`` line and exits 3.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from nclue.cli import audit, bench, corpus, coverage, demo, index, models, repor
 from nclue.errors import NclueError
 
 
-def print_error(message: str) -> None:
-    """One red ``error:`` line on stderr; ``message`` is printed literally (brackets kept)."""
+def print_error(message: str, label: str = "error") -> None:
+    """One red ``error:`` line (or a yellow ``pending:`` line) on stderr; ``message`` is printed literally."""
     from rich.console import Console
     from rich.markup import escape
 
-    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    style = "bold yellow" if label == "pending" else "bold red"
+    Console(stderr=True).print(f"[{style}]{label}:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 
 class NclueGroup(TyperGroup):
@@ -34,7 +36,9 @@ class NclueGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except NclueError as exc:
-            print_error(str(exc))
+            from nclue.llm.cache import BatchPending
+
+            print_error(str(exc), "pending" if isinstance(exc, BatchPending) else "error")
             ctx.exit(exc.exit_code)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from nclue.audit.params import ChallengeParams, PoolParams, SampleParams
+from nclue.cli.llm_options import LLMApi
 from nclue.tables import Format
 from nclue.types import DEFAULT_SEED
 
@@ -29,6 +30,13 @@ class Allocation(str, Enum):
 
     equal = "equal"
     proportional = "proportional"
+
+
+class ExcludeLevel(str, Enum):
+    """What an excluded earlier audit takes out of the population (``nclue.audit.sample.EXCLUDE_LEVELS``)."""
+
+    condition = "condition"
+    pair = "pair"
 
 
 class Metric(str, Enum):
@@ -98,17 +106,30 @@ def sample(
     strata: str = typer.Option(",".join(_SAMPLE.strata), "--strata", help="Comma-separated: source, label, n, grade."),
     allocation: Allocation = typer.Option(Allocation(_SAMPLE.allocation), "--allocation", help="equal | proportional."),
     qrels: Path | None = typer.Option(None, "--qrels", help="Audit this qrels file instead of BENCH's own."),
+    exclude: list[Path] = typer.Option(
+        [],
+        "--exclude",
+        help="An earlier audit: leave out pairs sharing a document and a condition with it (repeatable).",
+    ),
+    exclude_level: ExcludeLevel = typer.Option(
+        ExcludeLevel.condition,
+        "--exclude-level",
+        help="condition: no (document, condition) read before | pair: no same document with the same conditions.",
+    ),
     fmt: Format = FORMAT,
     report: Path | None = REPORT,
 ) -> None:
     """Draw a stratified sample of judged pairs and write the administrator key.
 
     Example: nclue audit sample ./bench -o ./audit --pairs 300 --seed 11 --strata source,label,n
+
+    Example (a fresh sample, disjoint from the audit a rule was tuned on):
+    nclue audit sample ./bench -o ./audit2 --pairs 160 --seed 12 --exclude ./audit
     """
     from nclue.audit.sample import sample as run
 
     params = SampleParams(pairs, seed, tuple(s.strip() for s in strata.split(",") if s.strip()), allocation.value)
-    _emit(run(bench, out, params, qrels).render(fmt), report)
+    _emit(run(bench, out, params, qrels, exclude, exclude_level.value).render(fmt), report)
 
 
 def packet(
@@ -250,24 +271,52 @@ def impact(
 
 def machine(
     audit: Path = typer.Argument(..., help="Audit directory."),
-    endpoint: str | None = typer.Option(None, "--endpoint", help="OpenAI-compatible base URL (or NCLUE_LLM_URL)."),
-    model: str | None = typer.Option(None, "--model", help="Model name (or NCLUE_LLM_MODEL)."),
+    endpoint: str | None = typer.Option(None, "--endpoint", help="Endpoint base URL (or NCLUE_LLM_URL)."),
+    model: str | None = typer.Option(None, "--model", help="Model name (or NCLUE_LLM_MODEL); keys the cache."),
     key: str | None = typer.Option(None, "--key", help="API key (or NCLUE_LLM_KEY)."),
+    api: LLMApi = typer.Option(LLMApi.openai, "--api", help="Chat format of the endpoint and of batch files."),
     packet_id: str | None = typer.Option(None, "--packet", help="Packet id (default: the audit's initial packet)."),
     evaluator: str = typer.Option("M", "--evaluator", help="Evaluator label of the machine's export."),
     out: Path | None = typer.Option(None, "-o", "--out", help="Export to write (default AUDIT/machine-LABEL.json)."),
     cache: Path | None = typer.Option(None, "--cache", help="Response cache (default AUDIT/machine/llm_cache.jsonl)."),
+    batch_out: Path | None = typer.Option(
+        None, "--batch-out", help="Write the prompts without a reply to this batch request file (no endpoint needed)."
+    ),
+    batch_in: Path | None = typer.Option(
+        None,
+        "--batch-in",
+        help="Import the replies of a batch file (OpenAI/Anthropic batch output or {custom_id, reply}).",
+    ),
+    answered_by: str = typer.Option("", "--answered-by", help="Who answered the imported batch (recorded per reply)."),
     fmt: Format = FORMAT,
     report: Path | None = REPORT,
 ) -> None:
     """Fill an export with an LLM evaluator (frozen response cache, same validation as people).
 
     Example: nclue audit machine ./audit --endpoint http://localhost:8000/v1 --model qwen -o machine.json
+
+    Offline, in two steps: nclue audit machine ./audit --model M --batch-out requests.jsonl, then fill
+    requests.jsonl with any batch API, script or reader and run
+    nclue audit machine ./audit --model M --batch-in replies.jsonl --answered-by "who answered".
     """
     from nclue.audit.machine import machine as run
 
     with _progress() as tick:
-        result = run(audit, endpoint, model, key, packet_id, out, evaluator, cache, tick=tick)
+        result = run(
+            audit,
+            endpoint,
+            model,
+            key,
+            packet_id,
+            out,
+            evaluator,
+            cache,
+            tick=tick,
+            api=api.value,
+            batch_out=batch_out,
+            batch_in=batch_in,
+            answered_by=answered_by,
+        )
     _notes(list(result.reasons[:10]))
     _emit(result.render(fmt), report)
 

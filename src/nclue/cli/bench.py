@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from nclue.bench.params import BuildOptions, ComposeParams, MineParams
+from nclue.cli.llm_options import LLMApi
 from nclue.engine import EngineName
 from nclue.errors import NclueError
 
@@ -59,6 +60,13 @@ def build(
     max_gold_reuse: int = typer.Option(
         _COMPOSE.max_gold_reuse, "--max-gold-reuse", min=1, help="Most queries per gold document."
     ),
+    max_contested: int = typer.Option(
+        _COMPOSE.max_contested,
+        "--max-contested",
+        min=0,
+        help="Most judged (document, condition) pairs of a query labelled absent while the document mentions the "
+        "condition (a large number allows any).",
+    ),
     embed_threshold: float = typer.Option(
         _BUILD.embed_threshold, "--embed-threshold", min=-1.0, max=1.0, help="Cosine floor of the embedding gate."
     ),
@@ -75,10 +83,16 @@ def build(
     allow_ungated: list[str] = typer.Option(
         [], "--allow-ungated", help="Include this source although it fails the gate (repeatable; recorded)."
     ),
-    llm_url: str = typer.Option(None, "--llm-url", help="OpenAI-compatible base URL (or NCLUE_LLM_URL)."),
-    llm_model: str = typer.Option(None, "--llm-model", help="Model name (or NCLUE_LLM_MODEL)."),
+    llm_url: str = typer.Option(None, "--llm-url", help="Endpoint base URL (or NCLUE_LLM_URL)."),
+    llm_model: str = typer.Option(None, "--llm-model", help="Model name (or NCLUE_LLM_MODEL); keys the cache."),
     llm_key: str = typer.Option(None, "--llm-key", help="API key (or NCLUE_LLM_KEY)."),
+    llm_api: LLMApi = typer.Option(LLMApi.openai, "--llm-api", help="Chat format of the endpoint and batch files."),
     llm_cache: Path = typer.Option(None, "--llm-cache", help="Response cache (default OUT/judge/llm_cache.jsonl)."),
+    llm_batch_out: Path = typer.Option(
+        None, "--llm-batch-out", help="Judge offline: write unanswered prompts to this batch file and stop."
+    ),
+    llm_batch_in: Path = typer.Option(None, "--llm-batch-in", help="Import the replies of a batch file, then go on."),
+    llm_answered_by: str = typer.Option("", "--llm-answered-by", help="Who answered the imported batch (recorded)."),
     engine: EngineName = typer.Option(
         EngineName.local, "--engine", help="Tokenise documents and embed excerpts here or on Ray (same release)."
     ),
@@ -96,6 +110,9 @@ def build(
     headings that `nclue structure COLL` extracted) instead of lexical n-grams.
 
     Example: nclue build ./coll -o ./bench --queries 1000 --seed 11 --judge embedding
+
+    Example (LLM judge with no endpoint: rounds of batch files): nclue build ./coll -o ./bench --judge llm
+    --llm-model gpt-4o-mini --llm-batch-out round1.jsonl, fill it, then rerun with --llm-batch-in replies1.jsonl
     """
     from dataclasses import replace
 
@@ -117,6 +134,7 @@ def build(
             max_golds=max_golds,
             max_condition_reuse=max_condition_reuse,
             max_gold_reuse=max_gold_reuse,
+            max_contested=max_contested,
         ),
         embed_threshold=embed_threshold,
         gate_threshold=gate_threshold,
@@ -126,6 +144,10 @@ def build(
         llm_model=llm_model,
         llm_key=llm_key,
         llm_cache=llm_cache,
+        llm_api=llm_api.value,
+        llm_batch_out=llm_batch_out,
+        llm_batch_in=llm_batch_in,
+        llm_answered_by=llm_answered_by,
     )
     console = Console(stderr=True)
     with Progress(
@@ -192,11 +214,15 @@ def verify(directory: Path = typer.Argument(..., help="Release directory written
 
 def paraphrase(
     directory: Path = typer.Argument(..., help="Release directory written by `nclue build`."),
-    endpoint: str = typer.Option(None, "--endpoint", help="OpenAI-compatible base URL (or NCLUE_LLM_URL)."),
-    model: str = typer.Option(None, "--model", help="Model name (or NCLUE_LLM_MODEL)."),
+    endpoint: str = typer.Option(None, "--endpoint", help="Endpoint base URL (or NCLUE_LLM_URL)."),
+    model: str = typer.Option(None, "--model", help="Model name (or NCLUE_LLM_MODEL); keys the cache."),
     key: str = typer.Option(None, "--key", help="API key (or NCLUE_LLM_KEY)."),
+    api: LLMApi = typer.Option(LLMApi.openai, "--api", help="Chat format of the endpoint and batch files."),
     attempts: int = typer.Option(3, "--attempts", min=1, max=10, help="Tries per query when a reply is rejected."),
     cache: Path = typer.Option(None, "--cache", help="Reply cache (default DIR/judge/paraphrase_cache.jsonl)."),
+    batch_out: Path = typer.Option(None, "--batch-out", help="Write unanswered prompts to this batch file and stop."),
+    batch_in: Path = typer.Option(None, "--batch-in", help="Import the replies of a batch file, then go on."),
+    answered_by: str = typer.Option("", "--answered-by", help="Who answered the imported batch (recorded)."),
 ) -> None:
     """Fill the release's frozen paraphrase cache (the `paraphrase` query form) through a chat endpoint.
 
@@ -204,22 +230,34 @@ def paraphrase(
     DIR/paraphrases.jsonl (hashed in SHA256SUMS) and `nclue run --form paraphrase` reads them.
 
     Example: nclue bench paraphrase ./bench --endpoint http://localhost:8000/v1 --model my-model
+
+    Example (no endpoint): nclue bench paraphrase ./bench --model M --batch-out requests.jsonl, fill it,
+    then nclue bench paraphrase ./bench --model M --batch-in replies.jsonl --answered-by "who"
     """
     from rich.console import Console
     from rich.progress import Progress
 
-    from nclue.bench.llm import LLMConfig
     from nclue.bench.paraphrase import fill_paraphrases
+    from nclue.llm.client import LLMConfig
     from nclue.release import Release
 
-    config = LLMConfig.from_env(endpoint, model, key)
+    config = LLMConfig.from_env(endpoint, model, key, api.value)
     total = len(Release.open(directory, with_qrels=False).queries)
     console = Console(stderr=True)
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("paraphrase", total=total)
-        summary = fill_paraphrases(directory, config, attempts, cache, tick=lambda: progress.advance(task))
+        summary = fill_paraphrases(
+            directory,
+            config,
+            attempts,
+            cache,
+            tick=lambda: progress.advance(task),
+            batch_out=batch_out,
+            batch_in=batch_in,
+            answered_by=answered_by,
+        )
     console.print(
-        f"{summary.accepted} of {total} queries paraphrased ({summary.fresh} replies from {config.url or 'the endpoint'}, "
+        f"{summary.accepted} of {total} queries paraphrased ({summary.fresh} replies from {config.url or 'the batch'}, "
         f"{summary.cached} from the cache, {summary.rejected_replies} rejected); written to "
         f"{directory / 'paraphrases.jsonl'}",
         markup=False,

@@ -22,6 +22,12 @@ def demo(
     full: bool = typer.Option(
         False, "--full", help="Also condition masking, SourceShift and the semantic benchmark (~12 more minutes)."
     ),
+    audit: Path | None = typer.Option(
+        None,
+        "--audit",
+        help="A committed label audit (e.g. data/debian-docs/audit): its repaired qrels are reported too when it "
+        "belongs to the release built.",
+    ),
 ) -> None:
     """Fetch the Debian documentation corpus, ingest, index, build the benchmark, run the matrix, report.
 
@@ -31,10 +37,12 @@ def demo(
     Example: nclue demo --out nclue-demo
 
     Example: nclue demo --full   (adds masking, SourceShift and the semantic benchmark)
+
+    Example: nclue demo --audit data/debian-docs/audit   (what `make demo` runs)
     """
     from nclue.demo import run_demo
 
-    run_demo(out, dense_backend.value, workers, queries, full)
+    run_demo(out, dense_backend.value, workers, queries, full, audit)
 
 
 def register(app: typer.Typer) -> None:

@@ -28,10 +28,17 @@ def report(
     bootstrap: int = typer.Option(1000, "--bootstrap", min=1, max=100_000, help="Exact-family bootstrap replicates."),
     draws: int = typer.Option(10000, "--draws", min=1, max=1_000_000, help="Randomization draws for the paired tests."),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of every random step."),
+    qrels: Path | None = typer.Option(
+        None,
+        "--qrels",
+        help="Score every table on this qrels version (e.g. audit/qrels.v2.jsonl) instead of BENCH's own.",
+    ),
 ) -> None:
     """Write the paper-style report: scorecard, controls, forms, contrasts, strata, studies, plots, index.html.
 
     Example: nclue report bench/ runs/ -o report/ --collection coll/ --shift shift-bench/ shift-runs/
+
+    Example (the same tables on repaired labels): nclue report bench/ runs/ -o report-v2/ --qrels audit/qrels.v2.jsonl
     """
     from rich.console import Console
 
@@ -54,10 +61,12 @@ def report(
             tick=lambda name: console.print(f"masking: {name}", markup=False, highlight=False),
         )
         console.print(f"masking: {len(produced)} masked run(s) written to {run_dir / 'masking'}", markup=False)
-    data = compute_report(bench, run_dir, n_boot=bootstrap, n_draws=draws, seed=seed, shift=shift)
+    from nclue.report.paper import frozen_name
+
+    data = compute_report(bench, run_dir, n_boot=bootstrap, n_draws=draws, seed=seed, shift=shift, qrels=qrels)
     write_report(data, out, run_dir, collection)
     typer.echo(
-        f"report written: {out / 'index.html'} and {out / 'index.md'} (numbers frozen in {run_dir / 'frozen.json'})"
+        f"report written: {out / 'index.html'} and {out / 'index.md'} (numbers frozen in {run_dir / frozen_name(qrels)})"
     )
     for line in data.skipped():
         console.print(f"not computed: {line}", markup=False, highlight=False)
@@ -78,6 +87,7 @@ def reproduce(
     coverage: Path | None = typer.Option(
         None, "--coverage", help="Also verify a coverage study (the folder `nclue demo` writes as OUT/coverage)."
     ),
+    qrels: Path | None = typer.Option(None, "--qrels", help="Check the report frozen on this qrels version."),
 ) -> None:
     """Recompute every table from the frozen runs and qrels; with --verify fail on any drift.
 
@@ -95,7 +105,7 @@ def reproduce(
     if not verify_flag and out is None:
         raise NclueError("nothing to do: pass --verify to check the frozen report, or -o DIR to rewrite it")
     limits = Tolerances(points=tolerance, p=p_tolerance, rho=rho_tolerance)
-    result = verify(bench, run_dir, limits, coverage)
+    result = verify(bench, run_dir, limits, coverage, qrels)
     console = Console()
     if out is not None and result.recomputed is not None:
         write_report(result.recomputed, out, None)

@@ -14,7 +14,8 @@ Steps:
    shard files ``COLLECTION/.ingest/shard-NNNNNN.arrow`` (atomic writes, every ~2,000
    pages or 5 s; see :mod:`nclue.corpus.merge`), so a killed run loses at most the last
    few seconds. A rerun reuses shard results and the rows of an existing store built with
-   the same OCR mode, keyed by SHA-256, so it only extracts what is new or changed.
+   the same OCR mode and text normalisation (:data:`~nclue.corpus.normalize.NORMALIZATION_VERSION`),
+   keyed by SHA-256, so it only extracts what is new or changed.
 4. **Merge** deterministically: ``pages.parquet`` sorted by ``(doc_id, page)``,
    ``docs.parquet`` by ``doc_id``, ``collection.json`` last; then the shards are removed.
    Rows depend only on the PDF bytes and the OCR mode, never on scheduling, so a run
@@ -48,6 +49,7 @@ from nclue.corpus.merge import (
     read_previous_store,
     read_shards,
 )
+from nclue.corpus.normalize import NORMALIZATION_VERSION
 from nclue.corpus.pdftext import OCR_MODES, DocText, extract_pdf
 from nclue.corpus.store import DOCS_FILE, PAGES_FILE, pages_record, write_table_atomic
 from nclue.engine import Engine, make_engine
@@ -317,6 +319,7 @@ def _ingest_locked(
         {
             "format": FORMAT_VERSION,
             "ocr": ocr,
+            "normalization": NORMALIZATION_VERSION,
             "pdf_dir": str(Path(pdf_dir).resolve()),
             "n_files": len(files),
             "n_docs": n_docs,

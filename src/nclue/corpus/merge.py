@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from nclue.corpus.normalize import NORMALIZATION_VERSION
 from nclue.corpus.pdftext import DocText
 from nclue.corpus.store import DOCS_FILE, DOCS_SCHEMA, META_FILE, PAGES_FILE, PAGES_SCHEMA
 from nclue.io import atomic_write_bytes
@@ -36,6 +37,7 @@ SHARD_SCHEMA = pa.schema(
         ("status", pa.string()),
         ("error", pa.string()),
         ("n_pages", pa.int32()),
+        ("normalization", pa.int32()),
         ("texts", pa.list_(pa.string())),
         ("methods", pa.list_(pa.string())),
     ]
@@ -86,9 +88,11 @@ def register_shard(table: pa.Table, ocr: str, chunks: PageChunks, results: dict[
     chunk = chunks.add(
         pa.table({"text": pc.list_flatten(texts), "method": pc.list_flatten(table.column("methods").combine_chunks())})
     )
-    meta = table.select(["sha256", "ocr", "status", "error", "n_pages"]).to_pylist()
+    meta = table.select(["sha256", "ocr", "status", "error", "n_pages", "normalization"]).to_pylist()
     for row, start, length in zip(meta, starts.tolist(), lengths.tolist(), strict=True):
-        if row["ocr"] != ocr or (row["status"] == "ok" and length != row["n_pages"]):
+        if row["ocr"] != ocr or row["normalization"] != NORMALIZATION_VERSION:
+            continue
+        if row["status"] == "ok" and length != row["n_pages"]:
             continue
         results[row["sha256"]] = Stored(row["status"], row["error"], row["n_pages"], chunk, start)
 
@@ -103,7 +107,7 @@ def shard_table(batch: Iterable[tuple[str, DocText]], ocr: str) -> pa.Table:
         n_pages.append(doc.n_pages)
         texts.append(doc.texts)
         methods.append(doc.methods)
-    columns = [shas, [ocr] * len(shas), statuses, errors, n_pages, texts, methods]
+    columns = [shas, [ocr] * len(shas), statuses, errors, n_pages, [NORMALIZATION_VERSION] * len(shas), texts, methods]
     return pa.table(
         [pa.array(values, type=field.type) for values, field in zip(columns, SHARD_SCHEMA, strict=True)],
         schema=SHARD_SCHEMA,
@@ -133,7 +137,7 @@ def read_shards(work: Path, ocr: str, chunks: PageChunks, results: dict[str, Sto
 
 
 def read_previous_store(collection: Path, ocr: str, chunks: PageChunks, results: dict[str, Stored]) -> None:
-    """Register the documents of a finished earlier store built with the same OCR mode.
+    """Register the documents of a finished earlier store built with the same OCR mode and text normalisation.
 
     Unreadable and duplicate rows are not reused (the file may be readable now; a
     duplicate's content is its original's).
@@ -141,6 +145,8 @@ def read_previous_store(collection: Path, ocr: str, chunks: PageChunks, results:
     try:
         meta = json.loads((collection / META_FILE).read_text("utf-8"))
         if meta.get("ocr") != ocr or meta.get("format") != FORMAT_VERSION:
+            return
+        if meta.get("normalization") != NORMALIZATION_VERSION:
             return
         docs = pq.read_table(collection / DOCS_FILE).to_pylist()
         pages = pq.read_table(collection / PAGES_FILE, columns=["doc_id", "text", "method"])

@@ -1,7 +1,9 @@
 """Per-page text of one PDF with pypdfium2, with failures classified instead of raised.
 
-Page text is exactly ``page.get_textpage().get_text_range()`` (PDFium's text layer, the
-same string a bare pypdfium2 loop gets). A page whose text layer is empty is OCR'd
+Page text is ``page.get_textpage().get_text_range()`` (PDFium's text layer, the same
+string a bare pypdfium2 loop gets), then normalised per document by
+:func:`nclue.corpus.normalize.normalize_document` (soft hyphens joined, ligature codes
+resolved, ``\n`` line ends; ``normalize=False`` keeps PDFium's string). A page whose text layer is empty is OCR'd
 (:mod:`nclue.corpus.ocr`) when ``ocr="auto"`` and the page draws at least one image (a
 scanned or image-only page; blank and vector-only pages are left empty), and every page
 is OCR'd when ``ocr="force"``. ``method`` records ``text``, ``ocr`` or ``none`` per page.
@@ -89,10 +91,11 @@ def _has_image(page: object) -> bool:
     return any(True for _ in page.get_objects(filter=(raw.FPDF_PAGEOBJ_IMAGE,)))
 
 
-def extract_pdf(path: str | os.PathLike[str], ocr: OcrMode = "auto") -> DocText:
+def extract_pdf(path: str | os.PathLike[str], ocr: OcrMode = "auto", normalize: bool = True) -> DocText:
     """Extract every page's text of ``path`` (see the module docstring); never raises for bad PDFs."""
     import pypdfium2 as pdfium
 
+    from nclue.corpus.normalize import normalize_document
     from nclue.corpus.ocr import ocr_page
 
     failure = _probe(path)
@@ -125,6 +128,8 @@ def extract_pdf(path: str | os.PathLike[str], ocr: OcrMode = "auto") -> DocText:
                 return DocText(status="corrupt", error=f"page {index + 1}: {exc}", n_pages=n_pages)
             texts.append(text)
             methods.append(method)
-        return DocText(status="ok", n_pages=n_pages, texts=texts, methods=methods)
+        return DocText(
+            status="ok", n_pages=n_pages, texts=normalize_document(texts) if normalize else texts, methods=methods
+        )
     finally:
         pdf.close()

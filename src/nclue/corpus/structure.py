@@ -21,14 +21,14 @@ store, and writes one row per structural element (``docs/formats.md#structurepar
   ``level`` 0. Weaker than ``font``; consumers choose.
 * **toc** / **index** — a page *role*, not a heading (``title`` empty, ``level`` 0): a page that starts
   with *Contents* and holds ≥ 3 reference lines (dot leaders or a trailing page number) or whose
-  non-running lines are mostly (≥ half, ≥ :data:`TOC_MIN_LINES`) reference lines is **toc** —
+  non-running lines are mostly (≥ half, ≥ :data:`~nclue.corpus.lines.TOC_MIN_LINES`) reference lines is **toc** —
   unless it has index features: it starts with *Index* and holds ≥ 3 entries (``word, 12, 40``),
   or has ≥ 2 single-letter group lines (``D``, ``E``) or ≥ 20% of its references list several
   pages (``5, 7, 9,``): then it is **index**. Headings on these pages are not emitted (they only point at sections).
 
-Lines that recur at the top or bottom of at least :data:`RUNNING_MIN_PAGES` pages of the document
+Lines that recur at the top or bottom of at least :data:`~nclue.corpus.lines.RUNNING_MIN_PAGES` pages of the document
 (digits ignored: page numbers, running chapter titles) are running headers/footers and are never
-headings. Font reading is the costly step (each page is loaded again by PDFium, about the cost of
+headings. Every line rule is :mod:`nclue.corpus.lines`'s, shared with benchmark construction. Font reading is the costly step (each page is loaded again by PDFium, about the cost of
 ingesting it): ``fonts="auto"`` reads it only in documents whose structure is *sparse* (fewer
 outline entries plus numbered headings than :data:`SPARSE_SHARE` × pages — there the text layer
 alone cannot tell headings apart), on the pages that hold an unnumbered Title-Case candidate
@@ -60,6 +60,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from nclue.corpus.lines import (
+    RUNNING_MIN_PAGES,
+    is_reference_line,
+    is_running,
+    numbered_heading,
+    page_role,
+    running_keys,
+    short_line,
+    titlecase_line,
+)
 from nclue.corpus.store import META_FILE, PageStore, pages_fingerprint, write_table_atomic
 from nclue.errors import NclueError
 from nclue.io import exclusive_lock, sha256_file, writable_dir
@@ -71,9 +81,6 @@ META_KEY = b"nclue.structure"
 ORIGINS: tuple[str, ...] = ("outline", "numbered", "font", "titlecase", "toc", "index")
 HEADING_ORIGINS: tuple[str, ...] = ("outline", "numbered", "font", "titlecase")
 FONT_MODES: tuple[str, ...] = ("auto", "all", "off")
-RUNNING_MIN_PAGES = 3
-EDGE_LINES = 2
-TOC_MIN_LINES = 5
 FONT_RATIO = 1.15
 BOLD_WEIGHT = 600
 BATCH_DOCS = 32
@@ -93,24 +100,6 @@ SCHEMA = pa.schema(
 )
 
 _SPACES = re.compile(r"\s+")
-_DIGITS = re.compile(r"[0-9ivxlcdm]+\b|[0-9]+")
-_DOT_LEADER = re.compile(r"(?:\.\s?){3,}|(?:\s\.){3,}")
-_ENDS_IN_PAGE = re.compile(
-    r"(?:[A-Za-z)\]’'\"”]\s*[,:]?\s+|,\s*)(?:[0-9]{1,4}|[ivxlc]{1,6})(?:\s*[,–-]\s*[0-9]{1,4})*\s*$"
-)
-_INDEX_ENTRY = re.compile(r"^[^\d]{2,60}?,?\s+[0-9ivxlc]{1,4}(?:\s*[,–-]\s*[0-9ivxlc]{1,4})*\s*$")
-_NUMBERED = re.compile(
-    r"^\s*(?P<num>(?:chapter|appendix|part|section)\s+[0-9A-Z]{1,3}[:.]?|[0-9]{1,2}(?:\.[0-9]{1,2}){0,3}\.?"
-    r"|[A-Z](?:\.[0-9]{1,2})+\.?)\s+(?P<title>[A-Z][^\\{}=$%&#_^|<>]{1,80})$",
-    re.IGNORECASE,
-)
-_LONG_WORD = re.compile(r"[A-Za-z]{3}")
-_MATH = frozenset("=≥≤<>+–−×÷^")
-_SMALL = frozenset({"of", "and", "the", "in", "for", "to", "with", "a", "an", "on", "or", "by", "from", "at", "as"})
-_TITLE_WORD = re.compile(r"^(?:[A-Z0-9][\w'’()/+-]*|[a-z]{1,4})$")
-_SEVERAL_PAGES = re.compile(r"[0-9]{1,4}\s*,\s*[0-9]{1,4}\s*,?\s*$")
-_CONTENTS = re.compile(r"^\s*(?:table of )?contents\s*$", re.IGNORECASE)
-_INDEX_HEAD = re.compile(r"^\s*(?:[0-9]+\s+)?(?:general |subject |command |concept )?index\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -123,70 +112,6 @@ class StructureParams:
     running_min_pages: int = RUNNING_MIN_PAGES
 
 
-def _edge_key(line: str) -> str:
-    return _SPACES.sub(" ", _DIGITS.sub("", line.lower())).strip()
-
-
-def running_keys(pages: Sequence[Sequence[str]], min_pages: int = RUNNING_MIN_PAGES) -> set[str]:
-    """Digit-free, case-folded forms of edge lines (first/last two) recurring on ≥ ``min_pages`` pages."""
-    counts: Counter[str] = Counter()
-    for lines in pages:
-        counts.update({_edge_key(line) for line in (*lines[:EDGE_LINES], *lines[-EDGE_LINES:])})
-    return {key for key, n in counts.items() if n >= min_pages or key == ""}
-
-
-def _ends_in_number(line: str) -> bool:
-    tail = line.rstrip()[-1:]
-    return bool(tail) and (tail.isdigit() or tail in "ivxlc")
-
-
-def is_reference_line(line: str) -> bool:
-    """A table-of-contents or index entry: dot leaders or a trailing page number."""
-    if _ends_in_number(line) and _ENDS_IN_PAGE.search(line):
-        return True
-    return (".." in line or ". ." in line) and bool(_DOT_LEADER.search(line))
-
-
-def numbered_heading(line: str) -> tuple[str, int] | None:
-    """``(title, level)`` when ``line`` is a numbered section heading, else ``None``."""
-    stripped = line.strip()
-    if len(stripped) > 90:
-        return None
-    m = _NUMBERED.match(stripped)
-    if not m:
-        return None
-    title = m.group("title").strip()
-    if title[-1:] in ".,;:" or len(title.split()) > 10 or not title[0].isupper():
-        return None
-    if not _LONG_WORD.search(title) or any(c in _MATH for c in title):
-        return None
-    num = m.group("num").rstrip(".:").strip()
-    if " " in num:  # Chapter 4, Appendix B
-        return title, 1
-    if num.isdigit() and int(num) > 40:  # a quantity, not a chapter number
-        return None
-    return title, num.count(".") + 1
-
-
-def short_line(line: str) -> bool:
-    """1–8 words, ≤ 80 characters, at least one letter, not ending like a sentence or a list item."""
-    stripped = line.strip()
-    if not stripped or len(stripped) > 80 or stripped[-1] in ".,;:" or not any(c.isalpha() for c in stripped):
-        return False
-    return len(stripped.split()) <= 8
-
-
-def titlecase_line(line: str) -> bool:
-    """A short Title-Case line: 1–6 words, the first capitalised, every other word capitalised or short."""
-    words = line.strip().split()
-    if not 1 <= len(words) <= 6 or not short_line(line) or not words[0][:1].isupper():
-        return False
-    if not all(_TITLE_WORD.match(w) for w in words):
-        return False
-    letters = sum(c.isalpha() for c in line)
-    return letters >= 3 and sum(1 for w in words if w.lower() not in _SMALL) >= 1
-
-
 @dataclass
 class _Line:
     page: int  # index within the document
@@ -197,33 +122,6 @@ class _Line:
     title: str = ""
 
 
-def page_roles(lines: Sequence[str], running: set[str]) -> str | None:
-    """``toc``, ``index`` or ``None`` for one page's non-blank lines (rules in the module docstring)."""
-    body = [ln for i, ln in enumerate(lines) if not _is_running(i, len(lines), ln, running)]
-    if not body:
-        return None
-    refs = sum(1 for ln in body if is_reference_line(ln))
-    if refs < 3:
-        return None
-    entries = sum(1 for ln in body if _ends_in_number(ln) and _INDEX_ENTRY.match(ln.strip()))
-    head = body[:3]
-    if any(_CONTENTS.match(ln) for ln in head) and refs >= 3:
-        return "toc"
-    if any(_INDEX_HEAD.match(ln) for ln in head) and entries >= 3:
-        return "index"
-    if refs >= TOC_MIN_LINES and refs >= 0.5 * len(body):
-        letters = sum(1 for ln in body if len(ln.strip()) == 1 and ln.strip().isupper())
-        several = sum(1 for ln in body if _SEVERAL_PAGES.search(ln))
-        if letters >= 2 or several >= 0.2 * refs:
-            return "index"
-        return "toc"
-    return None
-
-
-def _is_running(i: int, n: int, line: str, running: set[str]) -> bool:
-    return (i < EDGE_LINES or i >= n - EDGE_LINES) and _edge_key(line) in running
-
-
 def text_candidates(texts: Sequence[str], params: StructureParams) -> tuple[list[_Line], dict[int, str]]:
     """Heading candidates from one document's page texts, and its page roles (``toc``/``index``)."""
     pages = [[ln for ln in (t or "").splitlines() if ln.strip()] for t in texts]
@@ -231,13 +129,13 @@ def text_candidates(texts: Sequence[str], params: StructureParams) -> tuple[list
     roles: dict[int, str] = {}
     found: list[_Line] = []
     for p, lines in enumerate(pages):
-        role = page_roles(lines, running)
+        role = page_role(lines, running)
         if role is not None:
             roles[p] = role
             continue
         n = len(lines)
         for i, line in enumerate(lines):
-            if len(line) > 90 or _is_running(i, n, line, running) or is_reference_line(line):
+            if len(line) > 90 or is_running(i, n, line, running) or is_reference_line(line):
                 continue
             numbered = numbered_heading(line)
             if numbered is not None:

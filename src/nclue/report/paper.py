@@ -98,6 +98,7 @@ class PaperReport(Tabular):
     difficulty: DifficultyStudy | None = None
     label: LabelExample | None = None
     shift_paths: Mapping[str, str] | None = None
+    qrels: Mapping[str, object] | None = None
 
     def sections(self) -> Iterator[tuple[str, str, Table]]:
         """``(file key, section title, table)`` for every table that has rows."""
@@ -196,7 +197,10 @@ class PaperReport(Tabular):
                 "draws": self.draws,
                 "default_form": self.default_form,
                 "inputs": dict(self.inputs),
-                "options": {"shift": dict(self.shift_paths) if self.shift_paths else None},
+                "options": {
+                    "shift": dict(self.shift_paths) if self.shift_paths else None,
+                    "qrels": dict(self.qrels) if self.qrels else None,
+                },
                 "scorecard": {
                     n: {"rank": i, "category": self.categories.get(n, "RET"), **runs[n].to_json()}
                     for i, n in enumerate(self.fair, start=1)
@@ -313,11 +317,14 @@ def compute_report(
     n_draws: int = 10000,
     seed: int = DEFAULT_SEED,
     shift: tuple[str | os.PathLike[str], str | os.PathLike[str]] | None = None,
+    qrels: str | os.PathLike[str] | None = None,
 ) -> PaperReport:
     """Every table's numbers from the frozen runs and qrels (deterministic for a seed).
 
     ``shift`` names the SourceShift release and run directory (Tables S3–S4 and the second
-    column of S1i). Masked runs are read from ``RUN_DIR/masking`` when present.
+    column of S1i). Masked runs are read from ``RUN_DIR/masking`` when present. ``qrels`` scores
+    every table on another qrels version of the same queries (``qrels.v2.jsonl`` from
+    ``nclue audit adjudicate``; nclue JSONL, BEIR ``.tsv`` or TREC), recorded with its SHA-256.
     """
     from nclue.release import Release
     from nclue.report.clustered import clustered_rows, component_column
@@ -340,7 +347,7 @@ def compute_report(
     if missing:
         raise NclueError(f"{runs_path}: run files missing for {', '.join(missing)}; rerun `nclue run --matrix`")
     control_paths = sorted((bench_path / CONTROL_DIR).glob("*.jsonl"))
-    release = Release.open(bench_path, require_qrels=True)
+    release = Release.open(bench_path, qrels=qrels, require_qrels=True)
     bench = Benchmark.from_release(release)
     runs = [load_run(runs_path / f"{n}.jsonl", bench, name=n) for n in names]
     controls = [load_run(p, bench) for p in control_paths]
@@ -387,6 +394,10 @@ def compute_report(
         else None
     )
     inputs = input_hashes(release_file_hashes(bench_path, release.hashes), runs_path, names, control_paths)
+    qrels_record = None
+    if qrels is not None:
+        qrels_record = qrels_version_record(Path(qrels))
+        inputs["qrels/" + Path(qrels).name] = str(qrels_record["sha256"])
 
     masking, masked_files = masking_study(
         bench, scores, runs_path, {s: s for s in systems_to_mask(fair)}, n_boot, seed, release.hashes
@@ -454,7 +465,26 @@ def compute_report(
         difficulty=difficulty,
         label=select_example(release, seed),
         shift_paths=shift_paths,
+        qrels=qrels_record,
     )
+
+
+def qrels_version_record(path: Path) -> dict[str, object]:
+    """``{path, name, sha256, version}`` of a qrels file (version ``N`` of ``qrels.vN.jsonl``, else 1)."""
+    import re
+
+    match = re.search(r"\.v([0-9]+)$", path.name.removesuffix(".jsonl").removesuffix(".tsv"))
+    return {
+        "path": str(path.resolve()),
+        "name": path.name,
+        "sha256": sha256_file(path),
+        "version": int(match.group(1)) if match else 1,
+    }
+
+
+def frozen_name(qrels: str | os.PathLike[str] | None) -> str:
+    """The freeze file of a report on the release's qrels (``frozen.json``) or on another version."""
+    return FROZEN if qrels is None else f"frozen.{Path(qrels).name.removesuffix('.jsonl').removesuffix('.tsv')}.json"
 
 
 def write_report(
@@ -507,11 +537,17 @@ def write_report(
     data = report.to_json()
     write_json(out / "report.json", data)
     written.append(out / "report.json")
+    on = (
+        f" Labels: `{report.qrels['name']}` (qrels version {report.qrels['version']}, SHA-256 "
+        f"{str(report.qrels['sha256'])[:12]}…)."
+        if report.qrels
+        else " Labels: the release's own qrels (version 1)."
+    )
     index = [
         "# nclue report",
         "",
         f"{report.queries} queries in {report.families} exact gold families; metrics at k = {report.k}; "
-        f"{report.bootstrap} family-bootstrap replicates, {report.draws} randomization draws, seed {report.seed}.",
+        f"{report.bootstrap} family-bootstrap replicates, {report.draws} randomization draws, seed {report.seed}.{on}",
         "",
     ]
     for key, title, table in sections:
@@ -532,5 +568,5 @@ def write_report(
     written.append(out / "index.md")
     written.append(write_html(report, sections, figures, notes, out))
     if freeze_dir is not None:
-        write_json(Path(freeze_dir) / FROZEN, data)
+        write_json(Path(freeze_dir) / frozen_name(report.qrels["path"] if report.qrels else None), data)
     return written

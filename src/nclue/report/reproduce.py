@@ -26,7 +26,7 @@ from typing import Any
 
 from nclue.errors import NclueError
 from nclue.io import json_leaves, sha256_file
-from nclue.report.paper import FROZEN, PaperReport, compute_report
+from nclue.report.paper import PaperReport, compute_report, frozen_name
 
 _UNIT_SCALE = {
     "spearman",
@@ -119,9 +119,9 @@ def compare_cells(frozen: dict, fresh: dict, limits: Tolerances) -> tuple[list[s
     return failures, checked
 
 
-def _resolve(key: str, bench: Path, runs: Path, shift: dict | None) -> Path:
+def _resolve(key: str, bench: Path, runs: Path, shift: dict | None, qrels_dir: Path | None = None) -> Path:
     prefix, _, rest = key.partition("/")
-    roots = {"bench": bench, "runs": runs}
+    roots = {"bench": bench, "runs": runs, **({"qrels": qrels_dir} if qrels_dir is not None else {})}
     if shift:
         roots.update({"shift-bench": Path(shift["bench"]), "shift-runs": Path(shift["runs"])})
     if prefix not in roots:
@@ -134,18 +134,20 @@ def verify(
     run_dir: str | os.PathLike[str],
     limits: Tolerances = Tolerances(),
     coverage_dir: str | os.PathLike[str] | None = None,
+    qrels: str | os.PathLike[str] | None = None,
 ) -> Verification:
     """Check the frozen report of ``run_dir`` against its inputs and a full recomputation.
 
     ``coverage_dir`` (the folder :func:`nclue.select.pipeline.run_coverage` wrote) adds the
     coverage study: its freeze is re-verified (input, output and code hashes — a changed freeze
     raises :class:`NclueError` naming what changed) and every cell of its ``summary.json`` is
-    recomputed exactly (tolerance 1e-9; the computation is deterministic).
+    recomputed exactly (tolerance 1e-9; the computation is deterministic). ``qrels`` checks the
+    report frozen on that qrels version (``nclue report --qrels``).
     """
     from nclue.bench.verify import check_sums
 
     bench_path, runs_path = Path(bench_dir), Path(run_dir)
-    frozen_path = runs_path / FROZEN
+    frozen_path = runs_path / frozen_name(qrels)
     if not frozen_path.is_file():
         raise NclueError(
             f"{frozen_path}: nothing frozen yet; run `nclue report {bench_path} {runs_path} -o REPORT_DIR` first"
@@ -158,7 +160,7 @@ def verify(
         raise NclueError(f"{frozen_path}: damaged ({exc}); rerun `nclue report` to freeze the numbers again") from None
     result = Verification()
     for key, expected in sorted(inputs.items()):
-        file = _resolve(key, bench_path, runs_path, shift)
+        file = _resolve(key, bench_path, runs_path, shift, Path(qrels).parent if qrels is not None else None)
         result.files_checked += 1
         if not file.is_file():
             result.hash_failures.append(f"{key}: file missing ({file})")
@@ -176,6 +178,7 @@ def verify(
         n_draws=frozen["draws"],
         seed=frozen["seed"],
         shift=(shift["bench"], shift["runs"]) if shift else None,
+        qrels=qrels,
     )
     result.recomputed = fresh
     result.cell_failures, result.cells_checked = compare_cells(frozen, fresh.to_json(), limits)

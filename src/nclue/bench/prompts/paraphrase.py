@@ -9,12 +9,11 @@ the problem; the caller records it and may ask again.
 
 from __future__ import annotations
 
-import json
 import re
 
+from nclue.llm.replies import json_object
 from nclue.query import render_forms
 
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 _WS = re.compile(r"\s+")
 MAX_CHARS = 300
 
@@ -25,15 +24,7 @@ def _norm(text: str) -> str:
 
 def parse(response: str, conditions: tuple[str, ...]) -> str:
     """The accepted paraphrase (whitespace-normalised); raise ``ValueError`` naming what is wrong."""
-    body = _FENCE.sub("", response.strip())
-    start, stop = body.find("{"), body.rfind("}")
-    if start < 0 or stop < start:
-        raise ValueError("no JSON object in the answer")
-    try:
-        obj = json.loads(body[start : stop + 1])
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the JSON object does not parse ({exc.msg})") from None
-    text = obj.get("paraphrase") if isinstance(obj, dict) else None
+    text = json_object(response).get("paraphrase")
     if not isinstance(text, str):
         raise ValueError("no string 'paraphrase' in the JSON object")
     if "\n" in text.strip() or '"' in text:

@@ -9,10 +9,10 @@ caller then retries nothing: a rejected response is an error, never a guess).
 
 from __future__ import annotations
 
-import json
 import re
 
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
+from nclue.llm.replies import json_object
+
 _WS = re.compile(r"\s+")
 
 
@@ -22,12 +22,7 @@ def _norm(text: str) -> str:
 
 def parse(response: str, conditions: list[str], excerpts: dict[str, dict[int, str]]) -> dict[str, bool]:
     """Map each condition to its verdict; raise ``ValueError`` naming what is wrong."""
-    body = _FENCE.sub("", response.strip())
-    start, stop = body.find("{"), body.rfind("}")
-    if start < 0 or stop < start:
-        raise ValueError("no JSON object in the response")
-    obj = json.loads(body[start : stop + 1])
-    entries = obj.get("conditions") if isinstance(obj, dict) else None
+    entries = json_object(response).get("conditions")
     if not isinstance(entries, list) or len(entries) != len(conditions):
         raise ValueError(f"expected {len(conditions)} condition entries")
     verdicts: dict[str, bool] = {}
