@@ -48,10 +48,11 @@ through their content fingerprint.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -69,6 +70,10 @@ _C0 = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")  # C0 controls other than tab,
 _LONE_CR = re.compile(r"\r(?=[\r\n]|$)")
 _SOFT_RUN = re.compile(f"[{_SOFT}]+")
 _HYPHENATED = re.compile(r"(?<![^\W\d_])[^\W\d_]+-[^\W\d_]+")
+_HYPHENATED_ASCII = re.compile(r"(?<![a-z])[a-z]+-[a-z]+")
+_LETTER = re.compile(r"[^\W\d_]")
+_SEARCH_BUDGET = 400  # occurrences a document's searches may visit before all its words are collected
+_SEARCH_MAX_CHARS = 200_000  # longer documents collect their words at once (a search scans the whole text)
 _PUA_CHARS = re.compile("[\uf730-\uf77a]")
 _WORD = re.compile(r"[^\W\d_]+")
 _PUA = {
@@ -154,41 +159,109 @@ def _private_use(text: str) -> str:
     return text.translate(_PUA) if _PUA_CHARS.search(text) else text
 
 
-def _runs(text: str, anchor: re.Pattern[str], inside: Callable[[str], bool]) -> list[tuple[int, int]]:
-    """``(start, end)`` of the maximal runs of ``inside`` characters (and anchors) around each ``anchor`` match.
+def _runs(text: str, anchor: re.Pattern[str], run: re.Pattern[str]) -> list[tuple[int, int]]:
+    """``(start, end)`` of the maximal runs of ``run`` characters around each ``anchor`` match.
 
-    Anchored scanning: the regexes a run could be written as start with ``*`` and would be tried
-    at every position of a page; anchors are rare.
+    Anchored scanning: a regex for the whole run would start with ``*`` and be tried at every
+    position of a page, and anchors are rare. ``run`` is ``(?:CLASS)*`` (anchors included in CLASS);
+    the run's left end is found in a window before the anchor, widened until it holds.
     """
     spans: list[tuple[int, int]] = []
+    left = _left_of(run)
     for match in anchor.finditer(text):
         start, end = match.start(), match.end()
         if spans and start < spans[-1][1]:
             continue
-        while start > 0 and (inside(text[start - 1]) or anchor.match(text, start - 1)):
-            start -= 1
-        while end < len(text) and (inside(text[end]) or anchor.match(text, end)):
-            end += 1
+        width = 64
+        while True:
+            lo = max(0, start - width)
+            found = left.search(text, lo, start)
+            if found is None or found.start() > lo or lo == 0:
+                break
+            width *= 4
+        start = found.start() if found is not None else start
+        end = run.match(text, end).end()
         spans.append((start, end))
     return spans
 
 
-def _word_char(ch: str) -> bool:
-    return ch.isalnum()
+@lru_cache(maxsize=4)
+def _left_of(run: re.Pattern[str]) -> re.Pattern[str]:
+    """``run`` anchored at the end of the searched slice."""
+    return re.compile(f"{run.pattern}\\Z")
 
 
-def _code_word_char(ch: str) -> bool:
-    return ch.isascii() and ch.isalpha()
+_SOFT_RUN_CHARS = re.compile(f"(?:[^\\W_]|[{_SOFT}])*")  # str.isalnum() is \\w without _
+_CODE_RUN_CHARS = re.compile(f"[A-Za-z{_CONTROL_CHARS}]*")
 
 
-def _soft_hyphen_choice(left: str, right: str, hyphenated: set[str], plain: set[str]) -> str:
+class _DocWords:
+    """The words of one document, computed when a rule first asks (most soft hyphens never need them)."""
+
+    def __init__(self, texts: list[str], sites: list[list[tuple[int, int]]]) -> None:
+        self.texts, self.sites = texts, sites
+        self._visits = 0
+
+    @cached_property
+    def whole(self) -> str:
+        return "\n".join(self.texts).lower()
+
+    @cached_property
+    def hyphenated(self) -> set[str]:
+        """Every ``x-y`` compound the document writes (lower case).
+
+        A compound lies within one line, so only the lines with a hyphen are scanned.
+        """
+        lines = "\n".join(line for line in self.whole.split("\n") if "-" in line)
+        pattern = _HYPHENATED_ASCII if lines.isascii() else _HYPHENATED
+        return set(pattern.findall(lines))
+
+    @cached_property
+    def blanked(self) -> str:
+        """The document in lower case with every split word blanked (its halves are not words)."""
+        return "\n".join(_blank(text, spans) for text, spans in zip(self.texts, self.sites)).lower()
+
+    @cached_property
+    def plain(self) -> set[str]:
+        """Every word the document writes outside the split words (lower case).
+
+        The maximal runs of word letters: a whitespace token made of letters only is one, any other
+        token is split by the word pattern (faster than one regex pass over the document).
+        """
+        words: set[str] = set()
+        for token in self.blanked.split():
+            if token.isalpha():
+                words.add(token)
+            else:
+                words.update(_WORD.findall(token))
+        return words
+
+    def writes(self, word: str) -> bool:
+        """``word`` (lower case) is in :attr:`plain`. Searching for a word is about a hundred times cheaper
+        than collecting every word of a long document, so a document's questions are answered by search
+        until they have visited :data:`_SEARCH_BUDGET` occurrences, then by the set."""
+        if "plain" in self.__dict__ or self._visits >= _SEARCH_BUDGET or len(self.blanked) > _SEARCH_MAX_CHARS:
+            return word in self.plain
+        text, at = self.blanked, self.blanked.find(word)
+        while at >= 0:
+            self._visits += 1
+            before, after = text[at - 1 : at], text[at + len(word) : at + len(word) + 1]
+            if not (before and _LETTER.match(before)) and not (after and _LETTER.match(after)):
+                return True
+            if self._visits >= _SEARCH_BUDGET:
+                return word in self.plain
+            at = text.find(word, at + 1)
+        return False
+
+
+def _soft_hyphen_choice(left: str, right: str, words: _DocWords) -> str:
     """``"-"`` or ``""`` for the soft hyphen between word parts ``left`` and ``right`` (rule 3)."""
     if not left or not right or left[-1].isdigit() or right[0].isdigit():
         return "-" if left and right else ""
-    joined, compound = (left + right).lower(), f"{left}-{right}".lower()
-    if joined in plain:
+    low_left, low_right = left.lower(), right.lower()
+    if words.writes(low_left + low_right):
         return ""
-    if compound in hyphenated:
+    if f"{low_left}-{low_right}" in words.hyphenated:
         return "-"
     if len(left) < LEFT_MIN or len(right) < RIGHT_MIN:
         return "-"
@@ -196,19 +269,17 @@ def _soft_hyphen_choice(left: str, right: str, hyphenated: set[str], plain: set[
         return "-"
     if (left + right).isascii() and _in_lexicon(left + right):
         return ""
-    if left.lower() in plain and right.lower() in plain:
+    if words.writes(low_left) and words.writes(low_right):
         return "-"
     return ""
 
 
 def _join_soft_hyphens(texts: list[str]) -> list[str]:
-    if not any(_SOFT_RUN.search(text) for text in texts):
+    soft = [any(ch in text for ch in _SOFT) for text in texts]
+    if not any(soft):
         return texts
-    sites = [_runs(text, _SOFT_RUN, _word_char) for text in texts]
-    whole = "\n".join(texts).lower()
-    hyphenated = set(_HYPHENATED.findall(whole))
-    blanked = "\n".join(_blank(text, spans) for text, spans in zip(texts, sites)).lower()
-    plain = set(_WORD.findall(blanked))  # words never split in this document
+    sites = [_runs(text, _SOFT_RUN, _SOFT_RUN_CHARS) if has else [] for text, has in zip(texts, soft)]
+    words = _DocWords(texts, sites)
     out = []
     for text, spans in zip(texts, sites):
         if not spans:
@@ -216,7 +287,7 @@ def _join_soft_hyphens(texts: list[str]) -> list[str]:
             continue
         pieces, last = [], 0
         for start, end in spans:
-            pieces += [text[last:start], _joined(text[start:end], hyphenated, plain)]
+            pieces += [text[last:start], _joined(text[start:end], words)]
             last = end
         out.append("".join(pieces) + text[last:])
     return out
@@ -231,13 +302,13 @@ def _blank(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(pieces) + text[last:]
 
 
-def _joined(run: str, hyphenated: set[str], plain: set[str]) -> str:
+def _joined(run: str, words: _DocWords) -> str:
     """A run of word parts and soft hyphens with each soft hyphen resolved (rule 3)."""
     parts = _SOFT_RUN.split(run)
     out = parts[0]
     for right in parts[1:]:
         left = re.split(r"[^\w]", out)[-1]
-        out += _soft_hyphen_choice(left, right, hyphenated, plain) + right
+        out += _soft_hyphen_choice(left, right, words) + right
     return out
 
 
@@ -271,10 +342,18 @@ def _majority_fits(word: str, lig: str) -> bool:
     return True
 
 
+def _pages_with(texts: list[str], anchor: re.Pattern[str]) -> set[int]:
+    """Indices of the pages where ``anchor`` occurs (one scan of the whole document)."""
+    ends = list(itertools.accumulate(len(text) + 1 for text in texts))
+    whole = "\n".join(texts)
+    return {bisect.bisect_right(ends, m.start()) for m in anchor.finditer(whole)}
+
+
 def _resolve_controls(texts: list[str]) -> list[str]:
-    if not any(_CONTROL.search(text) for text in texts):
+    pages = _pages_with(texts, _CONTROL)
+    if not pages:
         return texts
-    spans = [_runs(text, _CONTROL, _code_word_char) for text in texts]
+    spans = [_runs(text, _CONTROL, _CODE_RUN_CHARS) if i in pages else [] for i, text in enumerate(texts)]
     words = Counter(text[a:b] for text, found in zip(texts, spans) for a, b in found)
     decided: dict[str, str | None] = {}
     votes: dict[str, Counter[str]] = defaultdict(Counter)
@@ -313,8 +392,15 @@ def _resolve_controls(texts: list[str]) -> list[str]:
 
 def normalize_document(texts: list[str]) -> list[str]:
     """The page texts of one document with the fixes of the module docstring (same length, same order)."""
-    texts = [_private_use(_line_ends(text)) for text in texts]
-    return _resolve_controls(_join_soft_hyphens(texts))
+    texts = [_line_ends(text) for text in texts]
+    whole = "".join(texts)
+    if _PUA_CHARS.search(whole):
+        texts = [_private_use(text) for text in texts]
+    if _SOFT_RUN.search(whole):
+        texts = _join_soft_hyphens(texts)
+    if _CONTROL.search(whole):
+        texts = _resolve_controls(texts)
+    return texts
 
 
 def text_defects(text: str) -> Counter[str]:
