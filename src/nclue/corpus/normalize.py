@@ -229,7 +229,7 @@ class _DocWords:
         token is split by the word pattern (faster than one regex pass over the document).
         """
         words: set[str] = set()
-        for token in self.blanked.split():
+        for token in set(self.blanked.split()):  # each distinct whitespace token once
             if token.isalpha():
                 words.add(token)
             else:
