@@ -25,6 +25,13 @@ def bare_pages(path: Path) -> list[str]:
         pdf.close()
 
 
+def stored_pages(path: Path) -> list[str]:
+    """What ``nclue ingest`` stores for a text-layer PDF: the bare loop's texts, normalised per document."""
+    from nclue.corpus.normalize import normalize_document
+
+    return normalize_document(bare_pages(path))
+
+
 def encrypt_marker(data: bytes) -> bytes:
     """Append an incremental update that declares Standard-handler encryption (RC4, R2).
 

@@ -16,7 +16,7 @@ from nclue.corpus.ingest import WORK_DIR, ingest, make_doc_id, scan_pdf_dir
 from nclue.corpus.store import DOCS_SCHEMA, PAGES_SCHEMA, PageStore
 from nclue.errors import NclueError
 
-from .conftest import bare_pages
+from .conftest import stored_pages
 
 STORE_FILES = ("docs.parquet", "pages.parquet", "collection.json")
 
@@ -25,14 +25,14 @@ def store_bytes(collection: Path) -> dict[str, bytes]:
     return {name: (collection / name).read_bytes() for name in STORE_FILES}
 
 
-def test_small_collection_matches_bare_pypdfium2_loop(small_collection: Path, small_pdf_dir: Path) -> None:
+def test_small_collection_is_the_bare_pypdfium2_text_normalised(small_collection: Path, small_pdf_dir: Path) -> None:
     store = PageStore.open(small_collection)
     assert store.docs.schema.equals(DOCS_SCHEMA) and store.pages.schema.equals(PAGES_SCHEMA)
     docs = store.docs.to_pylist()
     assert len(docs) == 12 and all(d["status"] == "ok" and d["error"] is None for d in docs)
     assert store.n_pages == 444
     for doc in docs:
-        reference = bare_pages(small_pdf_dir / doc["path"])
+        reference = stored_pages(small_pdf_dir / doc["path"])
         i = store.doc_index[doc["doc_id"]]
         rows = slice(int(store.doc_offsets[i]), int(store.doc_offsets[i + 1]))
         assert doc["n_pages"] == len(reference)
@@ -75,7 +75,7 @@ def test_bad_inputs_are_recorded_and_the_run_goes_on(bad_pdf_dir: Path, tmp_path
     assert status["good/functan_copy"] == ("duplicate", "same SHA-256 as good/functan")
     assert all(error for s, error in status.values() if s != "ok")
     assert set(store.doc_ids.tolist()) == {"good/algorithms", "good/functan"}
-    assert store.texts[: int(store.doc_offsets[2])] == bare_pages(bad_pdf_dir / "good/algorithms.pdf") + bare_pages(
+    assert store.texts[: int(store.doc_offsets[2])] == stored_pages(bad_pdf_dir / "good/algorithms.pdf") + stored_pages(
         bad_pdf_dir / "good/functan.pdf"
     )
 
@@ -166,7 +166,7 @@ def test_full_debian_corpus(debian_pdf_dir: Path, tmp_path: Path) -> None:
             continue
         i = store.doc_index[doc["doc_id"]]
         lo, hi = int(store.doc_offsets[i]), int(store.doc_offsets[i + 1])
-        reference = bare_pages(debian_pdf_dir / doc["path"])
+        reference = stored_pages(debian_pdf_dir / doc["path"])
         assert hi - lo == doc["n_pages"] == len(reference)
         for text, method, expected in zip(store.texts[lo:hi], methods[lo:hi], reference, strict=True):
             assert text == expected if method != "ocr" else expected == ""
