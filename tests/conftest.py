@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.chat_replay import ReplayServer
 from tests.fixtures.small_collection import FIXTURE_COLLECTION, SMALL_DOCS, copy_small_pdfs, nclue_cache
 
 __all__ = ["SMALL_DOCS"]
@@ -71,3 +72,18 @@ def cli():  # noqa: ANN201 - returns the invoke function
         return CliRunner().invoke(app, [str(a) for a in args])
 
     return invoke
+
+
+@pytest.fixture
+def replay_server():
+    """Factory fixture: ``replay_server(answer)`` starts a :class:`ReplayServer`; all are closed at teardown."""
+    servers: list[ReplayServer] = []
+
+    def start(answer) -> ReplayServer:  # noqa: ANN001
+        server = ReplayServer(answer)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()

@@ -114,11 +114,13 @@ def ingest(
 
 
 def build_benchmark(collection: PathLike, out: PathLike, options: BuildOptions | None = None) -> Release:
-    """Build a benchmark release from a collection into ``out`` and open it."""
+    """Build a benchmark release from a collection into ``out`` and open it (``judge="reader"``: reader-judged)."""
     from nclue.bench.params import BuildOptions
     from nclue.bench.pipeline import build
+    from nclue.reader.build import build_read_benchmark
 
-    summary = build(collection, out, options or BuildOptions())
+    chosen = options or BuildOptions()
+    summary = (build_read_benchmark if chosen.judge == "reader" else build)(collection, out, chosen)
     if summary.problems:
         raise NclueError(f"{summary.out}: validation failed: {summary.problems[0]}", exit_code=1)
     return Release.open(out)

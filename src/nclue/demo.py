@@ -2,8 +2,9 @@
 
 fetch the ``debian-docs`` corpus → ingest → page indexes (lexical, dense + token index in
 one encoder pass, document structure) → build the benchmark → run the default matrix (in
-parallel) → report → coverage selection; ``--full`` adds condition masking, SourceShift and the
-semantic benchmark.
+parallel) → report → coverage selection; ``--full`` adds condition masking, SourceShift, the
+semantic benchmark and, with ``readers`` (committed blind-reader replies), the two reader-judged
+benchmarks (development and shift corpus), each scored by the whole matrix.
 Every stage is cached or resumable, so a second run takes seconds: the fetch is cached,
 ingest skips unchanged PDFs, indexes are kept while current
 (:func:`nclue.index.builders.build_all`), the benchmark is rebuilt only when missing or
@@ -111,6 +112,7 @@ def run_demo(
     queries: int = 1000,
     full: bool = False,
     audit: Path | None = None,
+    readers: Path | None = None,
 ) -> Path:
     """Run every stage into ``out``; return the report's ``index.md``.
 
@@ -126,6 +128,9 @@ def run_demo(
     (section-concept) benchmark — and the default run names them with this command.
     ``audit`` is a committed audit folder (``data/debian-docs/audit``): when it belongs to the
     release just built (:func:`audited_qrels`), the report is written on its repaired qrels too.
+    ``readers`` is the folder of committed reader replies (``data``: ``data/debian-docs/reader``
+    and ``data/debian-docs-shift/reader``); with ``full``, the reader-judged benchmarks are
+    rebuilt from them (no reader is asked) and scored by the default matrix.
     """
     from nclue.bench.params import BuildOptions
     from nclue.bench.pipeline import build
@@ -141,7 +146,7 @@ def run_demo(
     backend = dense_backend or DEFAULT_BACKEND
     timings = DemoTimings()
     pdfs, collection, bench, runs, report = (out / d for d in ("pdfs", "collection", "bench", "runs", "report"))
-    n = 10 if full else 7
+    n = (11 if readers is not None else 10) if full else 7
     step = iter(range(1, n + 1))
 
     def title(text: str) -> str:
@@ -201,6 +206,11 @@ def run_demo(
     if full:
         with timings.stage("semantic", title("semantic benchmark: section concepts, the matrix, its report")):
             _semantic(out, collection, spec, workers, build_options)
+    if full and readers is not None:
+        with timings.stage(
+            "reader", title("reader-judged benchmarks (development, shift): committed replies, the matrix, reports")
+        ) as stage:
+            stage.detail = _reader_benchmarks(out, collection, readers, spec, workers, backend)
 
     if data is None:
         console.print(f"report unchanged (same benchmark, runs and nclue code): {report}")
@@ -344,6 +354,64 @@ def _semantic(out: Path, collection: Path, spec, workers: int, options) -> None:
     _run_matrix(run_matrix, spec, bench, collection, runs, workers)
     _report(bench, runs, report, collection, None)
     console.print(f"semantic benchmark report: {report / 'index.md'}")
+
+
+READER_DATA = {"reader": "debian-docs", "shift-reader": "debian-docs-shift"}
+"""Reader-judged benchmark → the corpus folder under ``readers`` that holds its replies."""
+
+
+def reader_options(data: Path):  # noqa: ANN201 - a BuildOptions
+    """``nclue build --judge reader`` options that import the replies committed in ``data``.
+
+    ``data/provenance.json`` names the model label the requests were written for (part of every
+    prompt's cache key) and who answered; ``data/replies.jsonl`` holds every round's replies.
+    """
+    import json
+
+    from nclue.bench.params import BuildOptions
+
+    meta = json.loads((data / "provenance.json").read_text(encoding="utf-8"))
+    return BuildOptions(
+        judge="reader",
+        name=meta.get("name", "nclue-reader"),
+        llm_model=meta["model"],
+        llm_batch_in=data / "replies.jsonl",
+        llm_answered_by=meta["answered_by"],
+    )
+
+
+def _reader_benchmarks(out: Path, collection: Path, readers: Path, spec, workers: int, backend: str) -> dict:  # noqa: ANN001
+    """Rebuild each reader-judged benchmark from its committed replies; run the matrix; write its report."""
+    from nclue.bench.verify import verify as verify_release
+    from nclue.index.builders import IndexOptions, build_all
+    from nclue.llm.cache import BatchPending
+    from nclue.matrix.runner import run_matrix
+    from nclue.reader.build import build_read_benchmark
+
+    detail = {}
+    for name, corpus in READER_DATA.items():
+        data = readers / corpus / "reader"
+        coll = collection if corpus == "debian-docs" else out / "shift-collection"
+        if not (data / "replies.jsonl").is_file() or not (coll / "pages.parquet").is_file():
+            console.print(f"[yellow]{name}:[/] needs {data / 'replies.jsonl'} and {coll}; skipped")
+            continue
+        if coll != collection:  # the whole matrix reads the structure and token indexes too
+            build_all(coll, IndexOptions(dense_backend=backend, dense_max_chunks=1, workers=workers))
+        bench, runs, report = (out / f"{d}-{name}" for d in ("bench", "runs", "report"))
+        try:
+            action = _build_release(coll, bench, reader_options(data), build_read_benchmark, verify_release)
+        except BatchPending as exc:
+            console.print(
+                f"[yellow]{name}:[/] the committed replies in {data} do not answer {exc.pending} reading prompts "
+                "(the pools or prompts changed since they were read); read them (docs/construction.md#reader-judged)",
+                highlight=False,
+            )
+            continue
+        _run_matrix(run_matrix, spec, bench, coll, runs, workers)
+        _report(bench, runs, report, coll, None)
+        console.print(f"{name} benchmark report: {report / 'index.md'}")
+        detail[name] = action
+    return detail
 
 
 def _earlier_shift(out: Path) -> tuple[Path, Path] | None:

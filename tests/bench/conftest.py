@@ -9,7 +9,6 @@ import pyarrow as pa
 import pytest
 
 from nclue.corpus.store import DOCS_SCHEMA, PAGES_SCHEMA, write_table_atomic
-from tests.fixtures.chat_replay import ReplayServer
 
 
 def write_collection(root: Path, docs: dict[str, list[str]]) -> Path:
@@ -47,18 +46,3 @@ def make_collection(tmp_path: Path):
         return write_collection(tmp_path / f"coll{next(counter)}", docs)
 
     return factory
-
-
-@pytest.fixture
-def replay_server():
-    """Factory fixture: ``replay_server(answer)`` starts a :class:`ReplayServer`; all are closed at teardown."""
-    servers: list[ReplayServer] = []
-
-    def start(answer) -> ReplayServer:  # noqa: ANN001
-        server = ReplayServer(answer)
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.close()

@@ -77,6 +77,8 @@ def _rule_lines(manifest: dict[str, Any]) -> list[str]:
             "heading lines belongs to the concept's cluster of heading titles (clustered by MiniLM similarity);",
             "systems that read headings or MiniLM vectors share this signal (`docs/structure.md#circularity`).",
         ]
+    if manifest.get("reading"):
+        return _reader_lines(manifest["reading"])
     contested = compose.get("max_contested")
     return [
         "**Signals that built the labels: a lexical rule over page text** (surface forms, headings, defining",
@@ -96,6 +98,40 @@ def _rule_lines(manifest: dict[str, Any]) -> list[str]:
             if contested is not None
             else []
         ),
+    ]
+
+
+def _reader_lines(reading: dict[str, Any]) -> list[str]:
+    """The rule section of a reader-judged release: who read, what was pooled, what was judged."""
+    params = reading["params"]
+    prov = reading["provenance"]
+    who = ", ".join(f"{name} ({n} replies)" for name, n in prov.get("answered_by", {}).items())
+    models = ", ".join(f"`{m}`" for m in prov.get("models", {}))
+    dates = " to ".join(d[:10] for d in prov.get("dates", [])) or "undated"
+    templates = ", ".join(f"`{t}` {h[:12]}" for t, h in prov.get("templates", {}).items())
+    readers = f"{who or 'unrecorded'}; model {models or 'unrecorded'}; {dates}; template {templates or 'unrecorded'}"
+    return [
+        "**Signals that built the labels: blind readers.** Candidate conjunctions come from the lexical",
+        "inventory (surface forms, headings, defining sentences, repetition), but every label was read: a",
+        "(condition, document) pair is established when a blind reader, shown the condition's rubric and",
+        f"its {params['pages_per_condition']} best pages of the audit's high-recall routes, quoted a page verbatim",
+        "(`docs/construction.md#reader-judged`). Gold, partial, rarity and the distinct-page rule are computed",
+        "on the read labels; a document whose read evidence meets on one page only is a partial.",
+        "",
+        f"- pools: the rule's documents interleaved with the top {params['pool_depth']} of "
+        + ", ".join(f"`{s}`" for s in params["pool_systems"])
+        + f", at most {params['max_docs']} documents per candidate (median {reading['pool_documents_median']})",
+        f"- read: {reading['pairs_read']} (document, condition) pairs on {reading['pages_shown']} pages shown "
+        f"({reading['pairs_established']} established) in {reading['requests']} requests over "
+        f"{len(reading['requests_per_round'])} rounds ({', '.join(map(str, reading['requests_per_round']))}: the pools' "
+        f"{reading['pool_pairs']} pairs, then the other conditions of every document read as establishing one); "
+        f"{reading['replies_malformed']} malformed replies, {reading['conditions_rejected']} answers rejected by the "
+        "quote check",
+        f"- judged: {100 * reading['judged_fraction']:.1f}% of the released queries' "
+        f"{reading['released_judged_pairs']} (document, condition) pairs; `reading.jsonl` lists, per query, its pool, "
+        "the documents read beyond it, its judgments and pages shown",
+        f"- read by: {readers}",
+        "- a document outside a query's pool was never judged and counts as not relevant (TREC-style pooling).",
     ]
 
 

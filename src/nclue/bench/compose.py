@@ -8,8 +8,9 @@ letters (``font encoding`` never meets ``encoding``, nor ``modifier`` ``modifica
 
 **Validity** (all must hold): ≥ 1 gold; ≥ 1 natural subset (a ``partial``);
 at most ``max_golds`` golds (a *rare* conjunction); no document of the union is
-single-page solvable; every document with ``g = n`` has a distinct-page assignment (so
-that ``g = n`` ⇔ gold for every kept query).
+single-page solvable (``single_page="partial"``: such a document is kept as a partial, the
+supplement's J061 decision); every other document with ``g = n`` has a distinct-page assignment
+(so that ``g = n`` ⇔ gold for every kept query).
 
 **Quality / diversity selection.** Candidates are ordered by quality
 ``q = −log(#gold) + mean_i log t(c_i)``, where the topicality ``t(c)`` is the share of the
@@ -27,14 +28,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from nclue.bench.inventory import Inventory
 from nclue.bench.matching import distinct_assignment, label, single_page_solvable
-from nclue.bench.params import ComposeParams
+from nclue.bench.params import SINGLE_PAGE, ComposeParams
+from nclue.errors import NclueError
 
 
 @dataclass
@@ -58,12 +60,26 @@ def contested_pairs(inventory: Inventory, conditions: tuple[int, ...], union: se
 
 
 def evaluate(
-    inventory: Inventory, conditions: tuple[int, ...], max_golds: int, max_contested: int | None = None
+    inventory: Inventory,
+    conditions: tuple[int, ...],
+    max_golds: int,
+    max_contested: int | None = None,
+    single_page: str = "drop",
+    docs: Collection[int] | None = None,
 ) -> Item | None:
-    """Build the item for a condition set, or ``None`` if it violates a validity rule."""
+    """Build the item for a condition set, or ``None`` if it violates a validity rule.
+
+    ``single_page="partial"`` keeps a document whose conditions all meet on one page as a partial
+    (the supplement's J061 decision) instead of dropping the candidate; ``docs`` restricts the
+    judged documents (a reader-judged pool: the documents whose every condition was read).
+    """
+    if single_page not in SINGLE_PAGE:
+        raise NclueError(f"single_page {single_page!r}: choose one of {', '.join(SINGLE_PAGE)}")
     union: set[int] = set()
     for c in conditions:
         union.update(inventory.pages[c])
+    if docs is not None:
+        union &= set(docs)
     if max_contested is not None and contested_pairs(inventory, conditions, union) > max_contested:
         return None
     docs: dict[int, tuple[tuple[int, ...], ...]] = {}
@@ -72,12 +88,13 @@ def evaluate(
     n = len(conditions)
     for d in sorted(union):
         sets = tuple(inventory.pages[c].get(d, ()) for c in conditions)
-        if single_page_solvable(sets):
+        one_page = single_page_solvable(sets)
+        if one_page and single_page == "drop":
             return None
         lab = label(sets)
         if lab is None:
             continue
-        if sum(1 for s in sets if s) == n and lab != "gold":
+        if sum(1 for s in sets if s) == n and lab != "gold" and not one_page:
             return None
         docs[d] = sets
         labels[d] = lab
@@ -142,7 +159,7 @@ def generate(inventory: Inventory, params: ComposeParams, tick: Callable[[int], 
         if key in seen:
             continue
         seen.add(key)
-        item = evaluate(inventory, key, params.max_golds, params.max_contested)
+        item = evaluate(inventory, key, params.max_golds, params.max_contested, params.single_page)
         if item is not None:
             items.append(item)
     items.sort(key=lambda it: it.conditions)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from nclue.types import DEFAULT_SEED
 
-JUDGES: tuple[str, ...] = ("offline", "embedding", "llm")
+JUDGES: tuple[str, ...] = ("offline", "embedding", "llm", "reader")
+SINGLE_PAGE: tuple[str, ...] = ("drop", "partial")
 CONDITIONS: tuple[str, ...] = ("lexical", "sections")
 
 
@@ -49,6 +50,7 @@ class ComposeParams:
     max_gold_reuse: int = 30
     attempts_per_query: int = 200
     max_contested: int | None = 0
+    single_page: str = "drop"
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,28 @@ class SectionParams:
     max_words: int = 4
     alias_threshold: float = 0.8
     origins: tuple[str, ...] = ("outline", "numbered", "font")
+
+
+@dataclass(frozen=True)
+class ReaderParams:
+    """Reader-judged construction (``nclue build --judge reader``, ``docs/construction.md#reader-judged``).
+
+    ``candidates`` conjunctions (drawn like the lexical rule's, contested absences allowed) get a
+    document pool each: the rule's union and the top ``pool_depth`` documents of every
+    ``pool_systems`` ranking, interleaved, at most ``max_docs``. Every (condition, document) of a
+    pool is read on ``pages_per_condition`` pages of the audit's high-recall routes, at most
+    ``conditions_per_prompt`` conditions of one document per prompt. A document read as
+    establishing one condition of a candidate is then read on its other conditions, for at most
+    ``rounds`` rounds of reading in all.
+    """
+
+    candidates: int = 240
+    pool_systems: tuple[str, ...] = ("bm25.and", "bm25.decompose(distinct)", "dense.joint(ptop3)")
+    pool_depth: int = 5
+    max_docs: int = 8
+    pages_per_condition: int = 2
+    conditions_per_prompt: int = 4
+    rounds: int = 3
 
 
 @dataclass
@@ -74,6 +98,7 @@ class BuildOptions:
     judge: str = "offline"
     conditions: str = "lexical"
     sections: SectionParams = field(default_factory=SectionParams)
+    reader: ReaderParams = field(default_factory=ReaderParams)
     name: str = "nclue-bench"
     mine: MineParams = field(default_factory=MineParams)
     compose: ComposeParams = field(default_factory=ComposeParams)

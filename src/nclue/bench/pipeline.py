@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import platform
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,19 @@ from nclue.query import render_forms
 from nclue.release import BEIR_QRELS, CORPUS_FILE, PARAPHRASES_FILE, QRELS_FILE, QUERIES_FILE, Release
 from nclue.types import CorpusDoc, Judgment, Query
 
-RELEASE_FILES = (CORPUS_FILE, QUERIES_FILE, QRELS_FILE, "inventory.jsonl", "MANIFEST.json", "README.md", "SHA256SUMS")
+READING_FILE = "reading.jsonl"
+JUDGMENTS_FILE = "judgments.jsonl"
+RELEASE_FILES = (
+    CORPUS_FILE,
+    QUERIES_FILE,
+    QRELS_FILE,
+    "inventory.jsonl",
+    READING_FILE,
+    JUDGMENTS_FILE,
+    "MANIFEST.json",
+    "README.md",
+    "SHA256SUMS",
+)
 
 Tick = Callable[[str, int, int | None], None]
 
@@ -210,6 +222,11 @@ def build(
     """
     if options.judge not in JUDGES:
         raise NclueError(f"unknown judge {options.judge!r}; choose one of {', '.join(JUDGES)}")
+    if options.judge == "reader":
+        raise NclueError(
+            "reader-judged releases are built by nclue.reader.build.build_read_benchmark (`nclue build --judge reader`), "
+            "which reads the audit's page routes"
+        )
     if options.conditions not in CONDITIONS:
         raise NclueError(f"unknown conditions {options.conditions!r}; choose one of {', '.join(CONDITIONS)}")
     store = PageStore.open(collection)
@@ -274,12 +291,73 @@ def _build(
             "relax --max-condition-reuse / --max-gold-reuse or use --judge offline"
         )
 
+    return write_release(
+        collection,
+        store,
+        out_dir,
+        options,
+        inventory,
+        chosen,
+        Construction(
+            gate=gate_record,
+            judge_settings=gate_info,
+            conditions=conditions_record,
+            candidates=len(items),
+            drops=dict(drops),
+            documents_before_gate=full_docs,
+            pages_before_gate=full_pages,
+        ),
+        tick,
+    )
+
+
+@dataclass
+class Construction:
+    """How a release's queries were chosen, for its manifest: the gate, the judge, the candidates, the drops.
+
+    ``extra`` adds top-level manifest records (the reading of a reader-judged release);
+    ``files`` adds JSON Lines files to the release (name → rows, covered by ``SHA256SUMS``).
+    """
+
+    gate: dict[str, Any]
+    judge_settings: dict[str, Any]
+    conditions: dict[str, Any]
+    candidates: int
+    drops: dict[str, int]
+    documents_before_gate: int
+    pages_before_gate: int
+    extra: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def qid_of(position: int) -> str:
+    """The query id of the ``position``-th chosen item of a release (``nclue_0000``, …)."""
+    return f"nclue_{position:04d}"
+
+
+def write_release(
+    collection: str | Path,
+    store: PageStore,
+    out_dir: Path,
+    options: BuildOptions,
+    inventory: Inventory,
+    chosen: list[Item],
+    construction: Construction,
+    tick: Tick = _no_tick,
+) -> BuildSummary:
+    """Write the release of the ``chosen`` items: queries, qrels, corpus, inventory, controls, manifest, card, sums.
+
+    The labels are the items' (derived from ``inventory``); the release is validated from scratch.
+    """
+    n_docs = len(store.doc_ids)
     _clear(out_dir)
-    qids = [f"nclue_{i:04d}" for i in range(len(chosen))]
+    qids = [qid_of(i) for i in range(len(chosen))]
     queries, qrels = _rows(inventory, chosen, qids)
     release = Release.from_records(queries, qrels, _corpus_rows(store), root=out_dir)
     release.write(out_dir)
     write_jsonl(out_dir / "inventory.jsonl", _inventory_rows(inventory))
+    for name, rows in construction.files.items():
+        write_jsonl(out_dir / name, rows)
     tick("controls", 0, len(CONTROL_NAMES))
     runs = build_controls(inventory, store, [(q, it.conditions) for q, it in zip(qids, chosen)], options.compose.seed)
     for name, rows in runs.items():
@@ -296,29 +374,30 @@ def _build(
         "numpy": np.__version__,
         "seed": options.compose.seed,
         "judge": options.judge,
-        "judge_settings": gate_info,
-        "conditions": conditions_record,
+        "judge_settings": construction.judge_settings,
+        "conditions": construction.conditions,
         "parameters": {"mine": asdict(options.mine), "compose": asdict(options.compose)},
         "construction": construction_record(collection, options),
         "collection": {
             "documents": n_docs,
             "pages": int(store.n_pages),
             "sha256_of_doc_hashes": _collection_id(store),
-            "documents_before_gate": full_docs,
-            "pages_before_gate": full_pages,
+            "documents_before_gate": construction.documents_before_gate,
+            "pages_before_gate": construction.pages_before_gate,
         },
-        "gate": _gate_with_counts(gate_record, store, queries, qrels),
+        "gate": _gate_with_counts(construction.gate, store, queries, qrels),
         "counts": {
             **validation.counts,
             "documents": n_docs,
-            "conditions_mined": n_cond,
+            "conditions_mined": len(inventory.conditions),
             "inventory_rows": sum(len(p) for p in inventory.pages),
-            "candidates": len(items),
+            "candidates": construction.candidates,
         },
-        "drops": dict(sorted(drops.items())),
+        "drops": dict(sorted(construction.drops.items())),
         "controls": scores,
         "distributions": validation.tables,
         "validation": {"ok": validation.ok, "errors": validation.errors},
+        **construction.extra,
     }
     write_json(out_dir / "MANIFEST.json", manifest)
     card_examples = examples(queries, qrels, options.compose.seed)
@@ -326,7 +405,7 @@ def _build(
     if options.conditions == "sections":
         from nclue.bench.sections import card_section
 
-        card = card_section(card, conditions_record)
+        card = card_section(card, construction.conditions)
     atomic_write_text(out_dir / "README.md", card)
     write_sums(out_dir)
     return BuildSummary(out=out_dir, manifest=manifest, problems=list(validation.errors))

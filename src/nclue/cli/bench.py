@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from nclue.bench.params import BuildOptions, ComposeParams, MineParams
+from nclue.bench.params import BuildOptions, ComposeParams, MineParams, ReaderParams
 from nclue.cli.llm_options import LLMApi
 from nclue.engine import EngineName
 from nclue.errors import NclueError
@@ -16,7 +16,7 @@ bench_app = typer.Typer(
     help="Benchmark releases: verify, paraphrase.\n\nExample: nclue bench verify ./bench", no_args_is_help=True
 )
 
-_BUILD, _MINE, _COMPOSE = BuildOptions(), MineParams(), ComposeParams()
+_BUILD, _MINE, _COMPOSE, _READER = BuildOptions(), MineParams(), ComposeParams(), ReaderParams()
 
 
 class Conditions(str, Enum):
@@ -32,6 +32,7 @@ class Judge(str, Enum):
     offline = "offline"
     embedding = "embedding"
     llm = "llm"
+    reader = "reader"
 
 
 def build(
@@ -39,7 +40,11 @@ def build(
     out: Path = typer.Option(..., "-o", "--out", help="Release directory to write."),
     queries: int = typer.Option(_COMPOSE.n_queries, "--queries", min=1, help="Number of queries to select (at most)."),
     seed: int = typer.Option(_COMPOSE.seed, "--seed", help="Seed for candidate generation and selection."),
-    judge: Judge = typer.Option(Judge(_BUILD.judge), "--judge", help="offline | embedding | llm."),
+    judge: Judge = typer.Option(
+        Judge(_BUILD.judge),
+        "--judge",
+        help="offline | embedding | llm (rule labels, optional gates) | reader (labels read by blind readers).",
+    ),
     conditions: Conditions = typer.Option(
         Conditions(_BUILD.conditions),
         "--conditions",
@@ -93,6 +98,21 @@ def build(
     ),
     llm_batch_in: Path = typer.Option(None, "--llm-batch-in", help="Import the replies of a batch file, then go on."),
     llm_answered_by: str = typer.Option("", "--llm-answered-by", help="Who answered the imported batch (recorded)."),
+    reader_candidates: int = typer.Option(
+        _READER.candidates, "--reader-candidates", min=1, help="--judge reader: candidate conjunctions to read."
+    ),
+    pool_system: list[str] = typer.Option(
+        list(_READER.pool_systems), "--pool-system", help="--judge reader: a system that pools documents (repeatable)."
+    ),
+    pool_depth: int = typer.Option(
+        _READER.pool_depth, "--pool-depth", min=1, help="--judge reader: pool depth per system."
+    ),
+    pool_docs: int = typer.Option(
+        _READER.max_docs, "--pool-docs", min=2, help="--judge reader: most judged documents per query."
+    ),
+    pages_per_condition: int = typer.Option(
+        _READER.pages_per_condition, "--pages-per-condition", min=1, max=9, help="--judge reader: pages a reader sees."
+    ),
     engine: EngineName = typer.Option(
         EngineName.local, "--engine", help="Tokenise documents and embed excerpts here or on Ray (same release)."
     ),
@@ -113,6 +133,10 @@ def build(
 
     Example (LLM judge with no endpoint: rounds of batch files): nclue build ./coll -o ./bench --judge llm
     --llm-model gpt-4o-mini --llm-batch-out round1.jsonl, fill it, then rerun with --llm-batch-in replies1.jsonl
+
+    Example (labels read by blind readers): nclue build ./coll -o ./bench-read --judge reader --llm-model reader-A
+    --llm-batch-out reading.jsonl; fill it (any batch API, script or people), then rerun with
+    --llm-batch-in replies.jsonl --llm-answered-by "who read"
     """
     from dataclasses import replace
 
@@ -148,6 +172,14 @@ def build(
         llm_batch_out=llm_batch_out,
         llm_batch_in=llm_batch_in,
         llm_answered_by=llm_answered_by,
+        reader=replace(
+            _READER,
+            candidates=reader_candidates,
+            pool_systems=tuple(pool_system),
+            pool_depth=pool_depth,
+            max_docs=pool_docs,
+            pages_per_condition=pages_per_condition,
+        ),
     )
     console = Console(stderr=True)
     with Progress(
@@ -164,7 +196,12 @@ def build(
                 progress.advance(tasks[stage], advance)
 
         with open_engine(engine.value, workers, ray_address) as runner:
-            summary = run_build(collection, out, options, tick, runner)
+            if judge is Judge.reader:
+                from nclue.reader.build import build_read_benchmark
+
+                summary = build_read_benchmark(collection, out, options, tick, runner)
+            else:
+                summary = run_build(collection, out, options, tick, runner)
     counts = summary.manifest["counts"]
     console.print(
         f"built {summary.out}: {counts['queries']} queries, {counts['qrel_rows']} qrels "

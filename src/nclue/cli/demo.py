@@ -28,6 +28,12 @@ def demo(
         help="A committed label audit (e.g. data/debian-docs/audit): its repaired qrels are reported too when it "
         "belongs to the release built.",
     ),
+    readers: Path | None = typer.Option(
+        None,
+        "--readers",
+        help="Folder of committed blind-reader replies (e.g. data): with --full, the reader-judged benchmarks are "
+        "rebuilt from them and scored.",
+    ),
 ) -> None:
     """Fetch the Debian documentation corpus, ingest, index, build the benchmark, run the matrix, report.
 
@@ -39,10 +45,12 @@ def demo(
     Example: nclue demo --full   (adds masking, SourceShift and the semantic benchmark)
 
     Example: nclue demo --audit data/debian-docs/audit   (what `make demo` runs)
+
+    Example: nclue demo --full --audit data/debian-docs/audit --readers data   (what `make demo-full` runs)
     """
     from nclue.demo import run_demo
 
-    run_demo(out, dense_backend.value, workers, queries, full, audit)
+    run_demo(out, dense_backend.value, workers, queries, full, audit, readers)
 
 
 def register(app: typer.Typer) -> None:
