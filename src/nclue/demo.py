@@ -377,6 +377,7 @@ def reader_options(data: Path):  # noqa: ANN201 - a BuildOptions
         llm_model=meta["model"],
         llm_batch_in=data / "replies.jsonl",
         llm_answered_by=meta["answered_by"],
+        llm_answered_on=meta.get("date"),
     )
 
 

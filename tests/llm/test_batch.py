@@ -91,6 +91,20 @@ def test_asker_batch_round_trip_records_provenance(tmp_path: Path) -> None:
     assert len(row["template_sha256"]) == 64 and ResponseCache(cache).provenance()["answered_by"] == {"A": 1}
 
 
+def test_imported_replies_keep_the_date_they_were_answered(tmp_path: Path) -> None:
+    config = LLMConfig(model="reader:A")
+    cid = ResponseCache.key("hello", "reader:A")
+    replies = lines(tmp_path / "rep.jsonl", [{"custom_id": cid, "reply": "hi"}])
+    asker = Asker(
+        config, ResponseCache(tmp_path / "c.jsonl"), "t", "x", mode="batch", batch_in=replies, answered_on="2025-03-04"
+    )
+    assert asker.ask("hello") == "hi"
+    asker.finish()
+    assert ResponseCache(tmp_path / "c.jsonl").provenance()["dates"] == ["2025-03-04", "2025-03-04"]
+    with pytest.raises(NclueError, match="'4 March' is not a date; give it as YYYY-MM-DD"):
+        Asker(config, ResponseCache(tmp_path / "d.jsonl"), "t", "x", mode="batch", answered_on="4 March")
+
+
 def test_json_object_strips_fences_and_prose() -> None:
     assert json_object('Sure:\n```json\n{"a": 1}\n```') == {"a": 1}
     for bad, message in (("no json", "no JSON object"), ("{bad}", "not JSON"), ("[1]", "no JSON object")):

@@ -114,3 +114,4 @@ class BuildOptions:
     llm_batch_out: Path | None = None
     llm_batch_in: Path | None = None
     llm_answered_by: str = ""
+    llm_answered_on: str | None = None

@@ -107,6 +107,7 @@ def _make_gate(
             batch_out=options.llm_batch_out or out / "judge" / "llm.requests.jsonl",
             batch_in=options.llm_batch_in,
             answered_by=options.llm_answered_by,
+            answered_on=options.llm_answered_on,
             resume=f"nclue build {store.root} -o {out} --judge llm --llm-model {config.model} --llm-batch-in REPLIES.jsonl",
         )
         return LLMGate(inventory, store, asker), {"model": config.model or "", "cache": asker.cache.path.name}

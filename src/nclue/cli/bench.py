@@ -98,6 +98,9 @@ def build(
     ),
     llm_batch_in: Path = typer.Option(None, "--llm-batch-in", help="Import the replies of a batch file, then go on."),
     llm_answered_by: str = typer.Option("", "--llm-answered-by", help="Who answered the imported batch (recorded)."),
+    llm_answered_on: str = typer.Option(
+        None, "--llm-answered-on", help="The date (YYYY-MM-DD) the imported batch was answered (default: today)."
+    ),
     reader_candidates: int = typer.Option(
         _READER.candidates, "--reader-candidates", min=1, help="--judge reader: candidate conjunctions to read."
     ),
@@ -172,6 +175,7 @@ def build(
         llm_batch_out=llm_batch_out,
         llm_batch_in=llm_batch_in,
         llm_answered_by=llm_answered_by,
+        llm_answered_on=llm_answered_on,
         reader=replace(
             _READER,
             candidates=reader_candidates,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from nclue.errors import NclueError
@@ -113,7 +113,8 @@ class Asker:
     ``template``/``template_text``: the prompt template's name and text (hashed into the
     provenance); ``batch_out``: where pending prompts go in batch mode; ``batch_in``: a replies
     file to import (its rows are matched to prompts by ``custom_id``); ``answered_by``: the
-    provenance label of imported replies; ``resume``: the command that imports the answers.
+    provenance label of imported replies; ``answered_on``: their date (``YYYY-MM-DD``; default
+    the day of import), so that a rebuild from frozen replies records the same provenance; ``resume``: the command that imports the answers.
     """
 
     config: LLMConfig
@@ -124,6 +125,7 @@ class Asker:
     batch_out: Path | None = None
     batch_in: Path | None = None
     answered_by: str = ""
+    answered_on: str | None = None
     resume: str = ""
     fresh: int = 0
     cached: int = 0
@@ -140,6 +142,13 @@ class Asker:
                 "a batch file needs the name of the model that will answer it (--model / --llm-model, e.g. "
                 "gpt-4o-mini, or reader:A when people answer); it keys the frozen cache"
             )
+        if self.answered_on is not None:
+            try:
+                date.fromisoformat(self.answered_on)
+            except ValueError:
+                raise NclueError(
+                    f"the answer date {self.answered_on!r} is not a date; give it as YYYY-MM-DD (e.g. 2026-12-01)"
+                ) from None
         if self.batch_in is not None:
             self._replies = read_replies(self.batch_in)
         self.template_hash = template_sha256(self.template_text)
@@ -166,6 +175,7 @@ class Asker:
                 self.template,
                 self.template_hash,
                 self.answered_by or f"batch file {self.batch_in.name if self.batch_in else ''}".strip(),
+                self.answered_on,
             )
             self.imported += 1
             return got.text

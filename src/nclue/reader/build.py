@@ -165,6 +165,7 @@ def _asker(options: BuildOptions, out_dir: Path, collection: str) -> Asker:
         batch_out=options.llm_batch_out or out_dir / "judge" / "reader.requests.jsonl",
         batch_in=options.llm_batch_in,
         answered_by=options.llm_answered_by,
+        answered_on=options.llm_answered_on,
         resume=f"nclue build {collection} -o {out_dir} --judge reader --llm-model {config.model} --llm-batch-in REPLIES.jsonl",
     )
 
