@@ -23,7 +23,8 @@ def test_help_has_examples(app):
         ["coverage", "freeze", "--help"],
         ["coverage", "evaluate", "--help"],
         ["coverage", "adapt", "--help"],
-        ["coverage", "calibrate", "--help"],
+        ["evidence", "fit", "--help"],
+        ["evidence", "score", "--help"],
         ["coverage", "verify", "--help"],
     ):
         result = runner.invoke(app, cmd)

@@ -1,4 +1,4 @@
-"""Requirement evidence: best page per document, calibration files, whole-document reading."""
+"""Requirement evidence for coverage: best page per document, calibration files, whole-document reading."""
 
 from __future__ import annotations
 
@@ -8,16 +8,9 @@ import numpy as np
 import pytest
 
 from nclue.errors import NclueError
-from nclue.select.evidence import (
-    Calibration,
-    EvidenceModel,
-    EvidenceSource,
-    Model,
-    fold_of,
-    page_logits,
-    segment_best,
-    sigmoid,
-)
+from nclue.evidence.model import Calibration, Model, fold_of, page_logits, segment_best, sigmoid
+from nclue.evidence.signals import EvidenceSource
+from nclue.select.evidence import EvidenceModel
 
 
 def test_segment_best_matches_a_loop_and_takes_the_earlier_page_on_ties():
@@ -108,14 +101,6 @@ def test_calibration_file_round_trip_folds_and_errors(tmp_path):
         Calibration(("bm25",), Model((0.0, 1.0), (0.0, 1.0))).model_for("x", crossfit=True)
 
 
-def test_packaged_calibration_names_what_it_was_fitted_on():
-    cal = Calibration.load(None)
-    assert cal.signals == ("bm25", "phrase", "dense")
-    assert cal.provenance["release"] and cal.provenance["conditions"] > 0 and len(cal.folds) == 2
-    weights = dict(zip(("intercept", *cal.signals), cal.model.page))
-    assert weights["phrase"] > 0 and weights["bm25"] > 0 and cal.model.doc[1] > 0
-
-
 def test_long_documents_are_read_whole(lexical_only):
     """'floating environment' occurs only on pages 14 and 16 of the 18-page algorithms manual —
     far past the first 2,000 characters R03 encodes — and is found there."""
@@ -142,14 +127,14 @@ def test_long_documents_are_read_whole(lexical_only):
 
 
 def test_requirement_without_content_words_is_refused():
-    from nclue.select.evidence import check_texts
+    from nclue.evidence.signals import check_texts
 
     with pytest.raises(NclueError, match="no searchable words"):
         check_texts(["the of a"])
 
 
 def test_maxsim_signal_is_refused_where_there_is_no_collection():
-    from nclue.select.evidence import signal_matrix
+    from nclue.evidence.signals import signal_matrix
 
     with pytest.raises(NclueError, match="maxsim signal needs a collection"):
         signal_matrix(hand_source(), ("maxsim",), ["red fox"])
@@ -157,7 +142,7 @@ def test_maxsim_signal_is_refused_where_there_is_no_collection():
 
 @pytest.mark.slow
 def test_maxsim_signal_scores_only_the_dense_candidate_pages(indexed):
-    from nclue.select.evidence import signal_matrix
+    from nclue.evidence.signals import signal_matrix
     from nclue.systems.late_interaction import POOL_PAGES
     from nclue.systems.registry import Workspace
 

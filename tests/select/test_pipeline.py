@@ -28,7 +28,11 @@ def test_run_coverage_then_verify(phrase_bench, tmp_path):
     assert adapter["pool"]["kind"] == "retrieval" and adapter["pool"]["depth"] == 6
     (frozen,) = [p for p in (out / "freeze").iterdir() if not p.name.startswith(".")]
     method = json.loads((frozen / "method.json").read_text())
-    assert method["evidence"]["crossfit"] is True
+    assert method["evidence"]["crossfit"] is False
+    # the calibration is a shipped reader one fitted on other sources, never this release's qrels
+    used = json.loads((out / "calibration.json").read_text())
+    assert used["provenance"]["labels"].startswith("blind-reader judgments")
+    assert method["evidence"]["calibration_fitted_on"] != bench.name
     # every requirement phrase is stated twice on exactly one page per document: evidence finds it
     assert report["all"].methods["expected"]["coverage"] == 1.0
     assert verify_coverage(out).ok

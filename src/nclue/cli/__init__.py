@@ -16,7 +16,20 @@ import typer
 from typer.core import TyperGroup
 
 from nclue._version import __version__
-from nclue.cli import audit, bench, corpus, coverage, demo, index, models, report, retrieval, scoring, structure
+from nclue.cli import (
+    audit,
+    bench,
+    corpus,
+    coverage,
+    demo,
+    evidence,
+    index,
+    models,
+    report,
+    retrieval,
+    scoring,
+    structure,
+)
 from nclue.errors import NclueError
 
 
@@ -69,7 +82,7 @@ def _root(
     """nclue — find the document that covers every condition."""
 
 
-for module in (corpus, index, structure, models, retrieval, bench, scoring, report, coverage, audit, demo):
+for module in (corpus, index, structure, models, retrieval, bench, scoring, report, evidence, coverage, audit, demo):
     module.register(app)
 
 

@@ -1,5 +1,5 @@
 """``nclue coverage …``: pick k documents that cover a query's requirements (one query, or a
-benchmark through adapt → calibrate → freeze → evaluate → verify)."""
+benchmark through adapt → freeze → evaluate → verify; the evidence model is ``nclue evidence``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from nclue.select.params import DEFAULT_SIGNALS, JUDGMENT_PATTERNS, SelectOptions
+from nclue.select.params import JUDGMENT_PATTERNS, SelectOptions
 from nclue.tables import Format
 
 _SELECT = SelectOptions()
@@ -59,7 +59,9 @@ def select(
     pool: str = typer.Option(_SELECT.pool, help="Retrieval system that makes the pool."),
     pool_depth: int = typer.Option(_SELECT.pool_depth, help="Documents in the pool."),
     selector: str = typer.Option(_SELECT.selector, help=SELECTOR_HELP),
-    calibration: Path | None = typer.Option(None, help="Evidence calibration file (default: the packaged one)."),
+    calibration: Path | None = typer.Option(
+        None, help="Evidence calibration file (default: the shipped one fitted on reader judgments of another corpus)."
+    ),
     fmt: Format = typer.Option(Format.table, "--format", help="table, markdown, latex or json."),
 ) -> None:
     """Select k documents that together cover every requirement of one query, with evidence pages.
@@ -99,23 +101,6 @@ def adapt(
     )
 
 
-def calibrate(
-    bench: Path = typer.Argument(..., help="Benchmark release with evidence pages in its qrels."),
-    collection: Path = typer.Argument(..., help="The release's collection, with lexical and dense indexes."),
-    out: Path = typer.Option(..., "-o", "--out", help="Calibration file to write (JSON)."),
-    signal: list[str] = typer.Option(list(DEFAULT_SIGNALS), "--signal", help="Evidence signal (repeatable)."),
-    fmt: Format = typer.Option(Format.table, "--format", help="table, markdown, latex or json."),
-) -> None:
-    """Fit the evidence weights (page model + document Platt scaling) with cross-fitting folds.
-
-    Example: nclue coverage calibrate nclue-demo/bench nclue-demo/collection -o calibration.json
-    """
-    from nclue.select.calibrate import calibrate as run_calibrate
-
-    report = run_calibrate(bench, collection, out, tuple(signal))
-    typer.echo(report.render(fmt), nl=False)
-
-
 def freeze(
     tasks: Path = typer.Argument(..., help="Task-set directory (tasks.jsonl, docs.jsonl)."),
     out: Path = typer.Option(
@@ -125,7 +110,9 @@ def freeze(
     encoder: Encoder = typer.Option(Encoder.onnx, help="onnx (R03's encoder via ONNX Runtime) or torch."),
     selector: list[str] = typer.Option([], "--selector", help="Selector to freeze (repeatable; default: all)."),
     collection: Path | None = typer.Option(None, help="Collection the evidence reads (default: from adapter.json)."),
-    calibration: Path | None = typer.Option(None, help="Evidence calibration file (default: the packaged one)."),
+    calibration: Path | None = typer.Option(
+        None, help="Evidence calibration file (default: the shipped one fitted on reader judgments of another corpus)."
+    ),
     crossfit: bool = typer.Option(False, help="Score each requirement with the calibration fold fitted without it."),
     barrier_pattern: list[str] = typer.Option(
         list(JUDGMENT_PATTERNS), "--barrier-pattern", help="Path-component pattern refused while freezing."
@@ -211,7 +198,6 @@ def verify(
 
 coverage_app.command("select")(select)
 coverage_app.command("adapt")(adapt)
-coverage_app.command("calibrate")(calibrate)
 coverage_app.command("freeze")(freeze)
 coverage_app.command("evaluate")(evaluate)
 coverage_app.command("verify")(verify)

@@ -2,8 +2,10 @@
 
 Each run's *spec hash* is the SHA-256 of its canonical description: system name, query
 form, depth, nclue version, and the fingerprints of its inputs (the release's
-``queries.jsonl`` and ``corpus.jsonl``, the collection's page store, and its index
-files). ``RUN_DIR/matrix.json`` records, per run, that hash, the inputs, the library
+``queries.jsonl`` and ``corpus.jsonl``, the collection's page store, its index files (heading
+vectors included), its document structure and calibrations, and nclue's own code and shipped
+calibrations, :func:`code_fingerprint` — a changed system implementation reruns its runs even
+when the version string did not move). ``RUN_DIR/matrix.json`` records, per run, that hash, the inputs, the library
 versions and the wall time; a run is skipped when its hash is unchanged and its files
 still carry the recorded SHA-256. Anything else — a changed system, form, depth, query
 file, collection or index — reruns it.
@@ -65,6 +67,13 @@ def tree_fingerprint(root: Path) -> str:
     return sha256_bytes("\n".join(entries).encode())
 
 
+def code_fingerprint() -> str:
+    """SHA-256 over ``(relative path, SHA-256)`` of every ``.py`` and ``.json`` file of the nclue package."""
+    root = Path(__file__).resolve().parents[1]
+    files = sorted(p for p in root.rglob("*") if p.suffix in (".py", ".json") and p.is_file())
+    return sha256_bytes("\n".join(f"{p.relative_to(root).as_posix()}\t{sha256_file(p)}" for p in files).encode())
+
+
 def input_fingerprints(release: Release, collection_dir: Path) -> dict[str, str]:
     """Fingerprints of everything a run reads: the release's queries and corpus, the collection."""
     hashes = release.hashes
@@ -74,6 +83,10 @@ def input_fingerprints(release: Release, collection_dir: Path) -> dict[str, str]
     for name in ("docs.parquet", "pages.parquet"):
         out[f"collection/{name}"] = sha256_file(collection_dir / name)
     out["collection/index"] = tree_fingerprint(collection_dir / "index")
+    structure = collection_dir / "structure.parquet"
+    out["collection/structure.parquet"] = sha256_file(structure) if structure.is_file() else "absent"
+    out["collection/calibration"] = tree_fingerprint(collection_dir / "calibration")
+    out["nclue/code"] = code_fingerprint()
     return out
 
 

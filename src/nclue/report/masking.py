@@ -82,7 +82,7 @@ def run_masking(
     """Write every masked run of ``systems`` into ``run_dir/masking``; return the names produced (not skipped)."""
     from nclue.corpus.store import pages_fingerprint
     from nclue.io import exclusive_lock, writable_dir
-    from nclue.matrix.runner import tree_fingerprint
+    from nclue.matrix.runner import code_fingerprint, tree_fingerprint
     from nclue.release import Release
     from nclue.systems.registry import Workspace
     from nclue.systems.run import run_systems
@@ -94,6 +94,8 @@ def run_masking(
         **{f"bench/{k}": v for k, v in release.hashes.items()},
         "collection/pages": pages_fingerprint(coll),
         "collection/index": tree_fingerprint(coll / "index"),
+        "collection/calibration": tree_fingerprint(coll / "calibration"),
+        "nclue/code": code_fingerprint(),
     }
     produced: list[str] = []
     with exclusive_lock(out, "masking run folder"):

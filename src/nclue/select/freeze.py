@@ -45,12 +45,14 @@ from pathlib import Path
 import numpy as np
 
 from nclue.errors import NclueError
+from nclue.evidence.model import Calibration
+from nclue.evidence.signals import EvidenceSource
 from nclue.io import dumps_canonical, iter_jsonl, sha256_bytes, sha256_file, write_json, write_jsonl
 from nclue.models.encoder import Encoder
 from nclue.release import BEIR_QRELS, QRELS_FILE
 from nclue.select import encode as encode_mod
 from nclue.select.diversify import EVIDENCE_SELECTORS, EXACT_MAX_SUBSETS, LAMBDA
-from nclue.select.evidence import Calibration, EvidenceModel, EvidenceSource
+from nclue.select.evidence import EvidenceModel, docs_source
 from nclue.select.params import JUDGMENT_PATTERNS
 from nclue.select.selectors import GATE_FACTOR, SELECTORS, check_selectors, run_selector
 from nclue.select.tasks import DOCS_FILE, JUDGMENTS_FILE, TASKS_FILE, Task, check_pool_sizes, load_docs, load_tasks
@@ -354,7 +356,6 @@ def freeze(
         vectors = encode_mod.encode_task_set(tasks, docs, enc, on_block)
         evidence, source_info = None, None
         if any(n in EVIDENCE_SELECTORS for n in names):
-            cal = cal if cal is not None else Calibration.load(None)
             coll = collection if collection is not None else adapter.get("collection")
             with tempfile.TemporaryDirectory(prefix="nclue-evidence-") as scratch:
                 if coll:
@@ -364,7 +365,8 @@ def freeze(
                 else:
                     ids = vectors.doc_ids.tolist()
                     texts = {d: docs[d].encode_text for d in ids}
-                    source = EvidenceSource.from_docs(texts, vectors.doc_vectors, enc.encode, Path(scratch))
+                    source = docs_source(texts, vectors.doc_vectors, enc.encode, Path(scratch))
+                cal = cal if cal is not None else Calibration.load(None, source.describe.get("sources", ()))
                 evidence = task_evidence(tasks, EvidenceModel(source, cal, crossfit))
                 source_info = source.describe
         rankings = compute_rankings(tasks, vectors, k, names, evidence)

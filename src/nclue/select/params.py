@@ -11,8 +11,6 @@ DEFAULT_DEPTH = 30
 """Documents per pool."""
 DEFAULT_SELECTOR = "expected"
 """The selector ``nclue coverage select`` uses."""
-DEFAULT_SIGNALS: tuple[str, ...] = ("bm25", "phrase", "dense")
-"""The evidence signals a calibration is fitted with."""
 JUDGMENT_PATTERNS: tuple[str, ...] = ("*judgment*", "*qrels*")
 """Path-component patterns the freeze barrier refuses."""
 ORACLE_POOL = "qrels"

@@ -5,11 +5,11 @@
 
 * ``tasks/`` — :func:`nclue.select.adapter.adapt_release` with a retrieved pool (default
   ``bm25.decompose(distinct)`` at depth 30; the qrels only judge it);
-* ``calibration.json`` — :func:`nclue.select.calibrate.calibrate` on the same release, with its
-  cross-fitting folds;
-* ``freeze/<UTC time>/`` — :func:`nclue.select.freeze.freeze` with every selector, the
-  cross-fitted evidence (each requirement scored by the model fitted without its fold), reused
-  when the latest freeze still verifies against the same inputs and calibration;
+* ``calibration.json`` — the evidence calibration the freeze applies: the shipped one fitted on
+  blind-reader judgments of a corpus whose sources the collection does not share
+  (:func:`nclue.evidence.model.for_sources`), never on the qrels being scored;
+* ``freeze/<UTC time>/`` — :func:`nclue.select.freeze.freeze` with every selector and that
+  evidence, reused when the latest freeze still verifies against the same inputs and calibration;
 * ``results/`` — :func:`nclue.select.evaluate.evaluate`.
 
 Every step is deterministic, so a rerun rewrites identical files. :func:`verify_coverage`
@@ -23,10 +23,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from nclue.errors import NclueError
+from nclue.evidence.model import Calibration
+from nclue.io import write_json
 from nclue.select.adapter import adapt_release
-from nclue.select.calibrate import calibrate
 from nclue.select.evaluate import CoverageVerification, evaluate, verify_report
-from nclue.select.evidence import Calibration
 from nclue.select.freeze import freeze, verify_freeze
 from nclue.select.params import DEFAULT_DEPTH, DEFAULT_POOL
 from nclue.select.results import CoverageReport
@@ -39,7 +39,7 @@ RESULTS_DIR = "results"
 
 
 def _reusable(tasks: Path, frozen: Path, calibration: Calibration) -> bool:
-    """Whether the latest freeze verifies and was made with this calibration, cross-fitted."""
+    """Whether the latest freeze verifies and was made with this calibration."""
     if not frozen.is_dir():
         return False
     try:
@@ -47,7 +47,7 @@ def _reusable(tasks: Path, frozen: Path, calibration: Calibration) -> bool:
     except NclueError:
         return False
     evidence = method.get("evidence") or {}
-    return evidence.get("calibration_sha256") == calibration.sha256 and evidence.get("crossfit") is True
+    return evidence.get("calibration_sha256") == calibration.sha256 and evidence.get("crossfit") is False
 
 
 def run_coverage(
@@ -61,19 +61,24 @@ def run_coverage(
     progress: bool = False,
     log: Callable[[str], None] | None = None,
 ) -> CoverageReport:
-    """Adapt, calibrate, freeze (or reuse the freeze) and evaluate (module docstring)."""
+    """Adapt, choose the calibration, freeze (or reuse the freeze) and evaluate (module docstring)."""
     out = Path(out_dir)
     say = log if log is not None else (lambda _: None)
     tasks, frozen, results = out / TASKS_DIR, out / FREEZE_DIR, out / RESULTS_DIR
     adapted = adapt_release(bench_dir, collection_dir, tasks, k=k, pool=pool, depth=depth, progress=progress)
     say(f"adapted {adapted['tasks']} tasks, {adapted['documents']} documents ({adapted['pool']['rule']})")
-    report = calibrate(bench_dir, collection_dir, out / CALIBRATION_FILE)
-    held = report.heldout["document"]
-    say(f"calibrated (held-out documents: Brier {held['brier']:.4f}, ECE {held['ece']:.4f})")
-    if _reusable(tasks, frozen, report.calibration):
+    from nclue.corpus.store import PageStore
+
+    sources = set(PageStore.open(collection_dir).docs.column("source").to_pylist())
+    calibration = Calibration.load(None, sources)
+    write_json(out / CALIBRATION_FILE, calibration.to_json())
+    say(
+        f"evidence calibration: fitted on {calibration.provenance.get('release')} ({calibration.provenance.get('labels')})"
+    )
+    if _reusable(tasks, frozen, calibration):
         say(f"the latest freeze in {frozen} still verifies; reusing it")
     else:
-        made = freeze(tasks, frozen, encoder_kind=encoder_kind, k=k, calibration=report.calibration, crossfit=True)
+        made = freeze(tasks, frozen, encoder_kind=encoder_kind, k=k, calibration=calibration, crossfit=False)
         say(f"froze {made.manifest['tasks']} tasks → {made.path}")
     scored = evaluate(tasks, frozen, tasks / JUDGMENTS_FILE, results)
     say(f"scored {scored['all'].tasks} tasks → {results / 'results.md'}")

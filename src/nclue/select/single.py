@@ -25,7 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from nclue.errors import NclueError
-from nclue.select.evidence import COVER_THRESHOLD, Calibration, EvidenceModel, EvidenceSource, check_texts
+from nclue.evidence.model import Calibration
+from nclue.evidence.signals import EvidenceSource, check_texts
+from nclue.select.evidence import COVER_THRESHOLD, EvidenceModel
 from nclue.select.inputs import TaskVectors
 from nclue.select.params import SelectOptions
 from nclue.select.selectors import READS_VECTORS, SELECTORS, check_selectors
@@ -131,8 +133,13 @@ class CoverageSelector:
         from nclue.systems.registry import Workspace
 
         self.workspace = Workspace(collection)
-        self.calibration = calibration if isinstance(calibration, Calibration) else Calibration.load(calibration)
-        self.model = EvidenceModel(EvidenceSource.from_workspace(self.workspace), self.calibration)
+        source = EvidenceSource.from_workspace(self.workspace)
+        self.calibration = (
+            calibration
+            if isinstance(calibration, Calibration)
+            else Calibration.load(calibration, source.describe["sources"])
+        )
+        self.model = EvidenceModel(source, self.calibration)
         paths = self.workspace.store.docs.select(["doc_id", "path"]).to_pylist()
         self.paths = {row["doc_id"]: row["path"] or "" for row in paths}
 

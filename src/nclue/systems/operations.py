@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nclue.errors import NclueError
+from nclue.evidence.signals import normalise
 from nclue.systems.aggregate import combine, distinct_assign, doc_topk, pool_max, pool_ptop
 from nclue.systems.backbone import Backbone, DocScorer, PageTable, Request
 from nclue.systems.names import Op, format_name
@@ -51,12 +52,6 @@ def top_documents(scores: np.ndarray, depth: int, eligible: np.ndarray | None = 
         cand = cand[scores[cand] >= threshold]
     order = np.lexsort((cand, -scores[cand]))
     return cand[order][:depth]
-
-
-def normalise(scores: np.ndarray) -> np.ndarray:
-    """Max-normalise each row: ``s / max(s)`` (rows with no positive score become 0)."""
-    top = scores.max(axis=1, keepdims=True)
-    return np.where(top > 0, scores / np.where(top > 0, top, 1.0), 0.0).astype(np.float32)
 
 
 def doc_pages(pages: PageTable, doc: int, scores: np.ndarray, count: int) -> list[int]:

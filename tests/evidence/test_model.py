@@ -1,0 +1,40 @@
+"""The shipped calibrations: fitted on blind-reader judgments, and chosen so that none scores the
+corpus whose readings fitted it."""
+
+from __future__ import annotations
+
+import pytest
+
+from nclue.errors import NclueError
+from nclue.evidence.model import SHIPPED, Calibration, for_sources
+from nclue.evidence.params import DEFAULT_SIGNALS
+
+DEV_SOURCES = {"r-doc-pdf", "texlive-humanities-doc", "texlive-science-doc"}
+SHIFT_SOURCES = {"asymptote-doc", "gnuplot-doc", "pari-doc", "yacas-doc"}
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_calibrations_say_what_they_were_fitted_on(name: str) -> None:
+    cal = Calibration.shipped(name)
+    prov = cal.provenance
+    assert cal.signals == DEFAULT_SIGNALS and len(cal.folds) == 2
+    assert prov["labels"].startswith("blind-reader judgments") and prov["judgments_sha256"]
+    assert prov["sources"] and prov["labelled_documents"] > prov["positive_documents"] > 0
+    weights = dict(zip(("intercept", *cal.signals), cal.model.page))
+    assert weights["bm25"] > 0 and weights["phrase"] > 0 and weights["role"] < 0 and cal.model.doc[1] > 0
+
+
+def test_the_two_shipped_calibrations_come_from_disjoint_corpora() -> None:
+    a, b = (Calibration.shipped(n) for n in SHIPPED)
+    assert a.sources and b.sources and not a.sources & b.sources
+
+
+def test_for_sources_never_picks_a_calibration_fitted_on_the_scored_sources() -> None:
+    for sources in (DEV_SOURCES, SHIFT_SOURCES, {"texlive-science-doc"}, {"pari-doc", "other"}):
+        assert not for_sources(sources).sources & sources
+    assert for_sources(()) == Calibration.shipped(SHIPPED[0])
+    both = Calibration.shipped(SHIPPED[0]).sources | Calibration.shipped(SHIPPED[1]).sources
+    with pytest.raises(NclueError, match="every shipped evidence calibration was fitted on some of these sources"):
+        for_sources(both)
+    with pytest.raises(NclueError, match="no shipped evidence calibration 'nope'"):
+        Calibration.shipped("nope")
