@@ -14,7 +14,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo demo-full test venv system-deps clean-demo
+.PHONY: demo demo-full calibrations test venv system-deps clean-demo
 
 # Debian packages the project needs (Tesseract: OCR fallback; chromium: the browser tests of the audit
 # packet and the HTML report), installed only when missing; the package lists are refreshed when
@@ -50,6 +50,15 @@ demo: system-deps $(STAMP)
 # and the two reader-judged benchmarks, rebuilt from the committed replies under data/.
 demo-full: system-deps $(STAMP)
 	$(NCLUE) demo --out $(DEMO) --full --audit $(AUDIT) --readers data
+
+# Refit the two shipped evidence calibrations (docs/evidence.md) on the reader benchmarks that
+# `make demo-full` rebuilt, and print each one's scores on the other corpus's judgments.
+CALS := src/nclue/evidence/calibrations
+calibrations: $(STAMP)
+	$(NCLUE) evidence fit $(DEMO)/bench-reader $(DEMO)/collection -o $(CALS)/reader-debian-docs.json --format markdown
+	$(NCLUE) evidence fit $(DEMO)/bench-shift-reader $(DEMO)/shift-collection -o $(CALS)/reader-debian-docs-shift.json --format markdown
+	$(NCLUE) evidence score reader-debian-docs-shift $(DEMO)/bench-reader $(DEMO)/collection --format markdown
+	$(NCLUE) evidence score reader-debian-docs $(DEMO)/bench-shift-reader $(DEMO)/shift-collection --format markdown
 
 clean-demo:
 	rm -rf $(DEMO)

@@ -404,7 +404,7 @@ def _reader_benchmarks(out: Path, collection: Path, readers: Path, spec, workers
         except BatchPending as exc:
             console.print(
                 f"[yellow]{name}:[/] the committed replies in {data} do not answer {exc.pending} reading prompts "
-                "(the pools or prompts changed since they were read); read them (docs/construction.md#reader-judged)",
+                "(the pools or prompts changed since they were read); read them (docs/construction.md#reader-judged-construction)",
                 highlight=False,
             )
             continue
@@ -438,6 +438,12 @@ def _skipped(out: Path, data: PaperReport | None, shift: tuple[Path, Path] | Non
     if missing:
         lines.append(
             f"{', '.join(missing)}: `nclue demo --full` (`make demo-full`; about 12 more minutes on two cores)"
+        )
+    readers = [name for name in READER_DATA if not (out / f"report-{name}" / "index.md").is_file()]
+    if readers:
+        lines.append(
+            f"the reader-judged benchmarks ({', '.join(readers)}): `nclue demo --full --readers data` "
+            "(`make demo-full`), rebuilt from the committed blind-reader replies"
         )
     return lines
 

@@ -174,3 +174,14 @@ def test_bad_judgment_rows_name_the_line(phrase_bench, tmp_path):
         fit(bench, coll, signals=("bm25", "phrase"))
     with pytest.raises(NclueError, match="no judgments.jsonl.*--judge reader"):
         fit(tmp_path / "empty", coll, signals=("bm25", "phrase"))
+
+
+def test_score_cli_names_the_shipped_calibrations_and_scores_a_file(cli, phrase_bench, tmp_path):
+    bench, coll = phrase_bench
+    result = cli("evidence", "score", "nope", bench, coll)
+    assert result.exit_code == 2 and "reader-debian-docs-shift, reader-debian-docs" in result.output
+    reader = write_judgments(tmp_path / "reader", reader_rows())
+    fit(reader, coll, tmp_path / "c.json")
+    result = cli("evidence", "score", tmp_path / "c.json", reader, coll, "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    assert "| document | 32 | 8 |" in result.output

@@ -163,6 +163,12 @@ def test_labels_are_the_readers_and_rebuild_offline(indexed: Path, tmp_path: Pat
     record = summary.manifest["reading"]
     assert record["replies_malformed"] > 0 and 0 < record["judged_fraction"] < 1
     assert "reader" in (out / "README.md").read_text() and "blind readers" in (out / "README.md").read_text()
+    from nclue.bench.card import label_signals
+
+    replies = record["provenance"]["replies"]
+    assert label_signals(summary.manifest).startswith(f"blind readers ({replies} replies")
+    assert label_signals({"conditions": {"kind": "sections"}}).startswith("a heading rule")
+    assert label_signals({"conditions": {"kind": "lexical"}, "judge": "offline"}).startswith("a lexical rule")
 
     before = _files(out)
     server.close()

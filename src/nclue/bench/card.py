@@ -66,6 +66,18 @@ def _paraphrase_lines(record: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def label_signals(manifest: dict[str, Any]) -> str:
+    """One line: which signals built a release's labels (rule, heading or reader), for reports."""
+    if manifest.get("reading"):
+        replies = (manifest["reading"].get("provenance") or {}).get("replies", 0)
+        return (
+            f"blind readers ({replies} replies; candidates from the lexical rule; docs/construction.md#reader-judged-construction)"
+        )
+    if manifest.get("conditions", {}).get("kind") == "sections":
+        return "a heading rule (section concepts clustered by MiniLM; docs/structure.md#circularity)"
+    return f"a lexical rule over page text, gated by the `{manifest.get('judge', '?')}` judge (docs/construction.md)"
+
+
 def _rule_lines(manifest: dict[str, Any]) -> list[str]:
     """The "Establishes rule" section: which signals built the labels, and what a system shares with them."""
     kind = manifest.get("conditions", {}).get("kind", "lexical")
@@ -115,7 +127,7 @@ def _reader_lines(reading: dict[str, Any]) -> list[str]:
         "inventory (surface forms, headings, defining sentences, repetition), but every label was read: a",
         "(condition, document) pair is established when a blind reader, shown the condition's rubric and",
         f"its {params['pages_per_condition']} best pages of the audit's high-recall routes, quoted a page verbatim",
-        "(`docs/construction.md#reader-judged`). Gold, partial, rarity and the distinct-page rule are computed",
+        "(`docs/construction.md#reader-judged-construction`). Gold, partial, rarity and the distinct-page rule are computed",
         "on the read labels; a document whose read evidence meets on one page only is a partial.",
         "",
         f"- pools: the rule's documents interleaved with the top {params['pool_depth']} of "

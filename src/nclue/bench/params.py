@@ -66,7 +66,7 @@ class SectionParams:
 
 @dataclass(frozen=True)
 class ReaderParams:
-    """Reader-judged construction (``nclue build --judge reader``, ``docs/construction.md#reader-judged``).
+    """Reader-judged construction (``nclue build --judge reader``, ``docs/construction.md#reader-judged-construction``).
 
     ``candidates`` conjunctions (drawn like the lexical rule's, contested absences allowed) get a
     document pool each: the rule's union and the top ``pool_depth`` documents of every

@@ -72,6 +72,13 @@ def score(
     from nclue.evidence.model import SHIPPED, Calibration
     from nclue.systems.registry import Workspace
 
+    if calibration not in SHIPPED and not Path(calibration).is_file():
+        from nclue.errors import NclueError
+
+        raise NclueError(
+            f"{calibration}: neither a calibration file nor a shipped calibration ({', '.join(SHIPPED)}); "
+            "write one with `nclue evidence fit BENCH COLLECTION -o FILE`"
+        )
     cal = Calibration.shipped(calibration) if calibration in SHIPPED else Calibration.load(Path(calibration))
     report = run_score(cal, bench, Workspace(collection), labels.value, name=calibration)
     typer.echo(report.render(fmt), nl=False)

@@ -1,4 +1,4 @@
-"""``nclue build --judge reader``: a benchmark whose labels blind readers give (``docs/construction.md#reader-judged``).
+"""``nclue build --judge reader``: a benchmark whose labels blind readers give (``docs/construction.md#reader-judged-construction``).
 
 1. **Candidates and pools** (:mod:`nclue.reader.pools`): the lexical inventory's conjunctions,
    contested absences allowed, each with a pool of documents from the rule and several

@@ -1,4 +1,4 @@
-"""Candidate conjunctions and their judged-document pools (``docs/construction.md#reader-judged``).
+"""Candidate conjunctions and their judged-document pools (``docs/construction.md#reader-judged-construction``).
 
 Candidates are conjunctions of the lexical inventory's conditions drawn as ``nclue build`` draws
 them (:func:`nclue.bench.compose.generate`, quality/diversity order, reuse caps), with contested

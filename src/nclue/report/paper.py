@@ -99,6 +99,7 @@ class PaperReport(Tabular):
     label: LabelExample | None = None
     shift_paths: Mapping[str, str] | None = None
     qrels: Mapping[str, object] | None = None
+    labels_built_by: str = ""
 
     def sections(self) -> Iterator[tuple[str, str, Table]]:
         """``(file key, section title, table)`` for every table that has rows."""
@@ -197,6 +198,7 @@ class PaperReport(Tabular):
                 "draws": self.draws,
                 "default_form": self.default_form,
                 "inputs": dict(self.inputs),
+                "labels_built_by": self.labels_built_by,
                 "options": {
                     "shift": dict(self.shift_paths) if self.shift_paths else None,
                     "qrels": dict(self.qrels) if self.qrels else None,
@@ -466,7 +468,21 @@ def compute_report(
         label=select_example(release, seed),
         shift_paths=shift_paths,
         qrels=qrels_record,
+        labels_built_by=_labels_built_by(bench_path),
     )
+
+
+def _labels_built_by(bench_path: Path) -> str:
+    """:func:`nclue.bench.card.label_signals` of the release's manifest ("" without one)."""
+    from nclue.bench.card import label_signals
+
+    path = bench_path / "MANIFEST.json"
+    if not path.is_file():
+        return ""
+    try:
+        return label_signals(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, AttributeError):
+        return ""
 
 
 def qrels_version_record(path: Path) -> dict[str, object]:
@@ -543,6 +559,8 @@ def write_report(
         if report.qrels
         else " Labels: the release's own qrels (version 1)."
     )
+    if report.labels_built_by:
+        on += f" Signals that built the labels: {report.labels_built_by}."
     index = [
         "# nclue report",
         "",
