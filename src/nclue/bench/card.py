@@ -70,9 +70,8 @@ def label_signals(manifest: dict[str, Any]) -> str:
     """One line: which signals built a release's labels (rule, heading or reader), for reports."""
     if manifest.get("reading"):
         replies = (manifest["reading"].get("provenance") or {}).get("replies", 0)
-        return (
-            f"blind readers ({replies} replies; candidates from the lexical rule; docs/construction.md#reader-judged-construction)"
-        )
+        where = "docs/construction.md#reader-judged-construction"
+        return f"blind readers ({replies} replies; candidates from the lexical rule; {where})"
     if manifest.get("conditions", {}).get("kind") == "sections":
         return "a heading rule (section concepts clustered by MiniLM; docs/structure.md#circularity)"
     return f"a lexical rule over page text, gated by the `{manifest.get('judge', '?')}` judge (docs/construction.md)"
