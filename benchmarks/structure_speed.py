@@ -76,7 +76,7 @@ def main() -> None:
 
     def clear() -> None:
         dense._cache.clear()
-        backbone._cache.clear()
+        backbone.clear_cache()
 
     print(f"{len(requests)} three-condition queries, {workspace.pages.n_pages} pages; load + warm-up {load:.1f} s")
     print(f"load average {os.getloadavg()[0]:.1f}")

@@ -116,3 +116,16 @@ def test_struct_reads_the_shipped_calibration_of_other_sources(struct_collection
     assert sources and not sources & fitted_on
     assert backbone.calibration.provenance["labels"].startswith("blind-reader judgments")
     assert backbone.calibration == Calibration.shipped("reader-debian-docs-shift")
+
+
+def test_struct_page_probabilities_are_the_evidence_models(struct_collection: Path) -> None:
+    """``struct``'s inlined accumulation equals the evidence layer's ``page_logits`` over the
+    stacked signals (the model coverage selection applies), bit for bit after the float32 cast."""
+    from nclue.evidence.model import page_logits
+
+    backbone = Workspace(struct_collection).backbone("struct:test")
+    cal = backbone.calibration
+    features = signal_matrix(backbone.source, cal.signals, list(CONDITIONS))
+    z = page_logits(features, [cal.model] * len(CONDITIONS)).astype(np.float32)
+    expected = (1.0 / (1.0 + np.exp(-z))).astype(np.float32)
+    assert np.array_equal(backbone.page_scores(list(CONDITIONS)), expected)

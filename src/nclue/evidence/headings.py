@@ -73,6 +73,10 @@ class HeadingEvidence:
         self.role = (structure.role != "").astype(np.float32)
         self._cache: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
 
+    def clear_cache(self) -> None:
+        """Forget the cached rows."""
+        self._cache.clear()
+
     def scores(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """``(head, head_level)``, each ``(len(texts), n_pages)`` float32."""
         texts = list(texts)

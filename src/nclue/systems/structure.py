@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from nclue.errors import NclueError
-from nclue.evidence.model import Calibration, page_logits
-from nclue.evidence.signals import EvidenceSource, signal_matrix
+from nclue.evidence.model import Calibration
+from nclue.evidence.signals import SIGNALS, EvidenceSource
 from nclue.systems.backbone import PageTable, Request
 from nclue.systems.names import Op, format_name
 from nclue.systems.operations import DecomposeSystem
@@ -61,13 +61,17 @@ class StructureBackbone:
     def _rows(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Page logits and tie-break strengths of each text, cached by text (conditions recur)."""
         missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        signals = tuple(dict.fromkeys((*self.calibration.signals, *STRENGTH)))
+        bias, *weights = self.calibration.model.page
         for start in range(0, len(missing), CACHE_TEXTS // 2):
             chunk = missing[start : start + CACHE_TEXTS // 2]
-            features = signal_matrix(self.source, signals, chunk)
-            used = features[[signals.index(s) for s in self.calibration.signals]]
-            logits = page_logits(used, [self.calibration.model] * len(chunk)).astype(np.float32)
-            strength = features[[signals.index(s) for s in STRENGTH]].mean(axis=0)
+            # b + Σ w_s x_s one signal at a time, in float64 as nclue.evidence.model.page_logits sums it
+            # (no (S, T, P) stack of every signal in the hot path)
+            rows = {name: SIGNALS[name](self.source, chunk) for name in (*self.calibration.signals, *STRENGTH)}
+            z = np.full((len(chunk), self.pages.n_pages), bias, np.float64)
+            for weight, name in zip(weights, self.calibration.signals):
+                z += np.float64(weight) * rows[name]
+            logits = z.astype(np.float32)
+            strength = sum(rows[name] for name in STRENGTH) / np.float32(len(STRENGTH))
             for i, text in enumerate(chunk):
                 self._cache[text] = (logits[i], strength[i])
         rows = [self._cache[t] for t in texts]
@@ -79,6 +83,12 @@ class StructureBackbone:
         if not rows:
             return np.zeros((0, n_pages), np.float32), np.zeros((0, n_pages), np.float32)
         return np.stack([r[0] for r in rows]), np.stack([r[1] for r in rows])
+
+    def clear_cache(self) -> None:
+        """Forget every cached condition (page logits and heading evidence), e.g. to time cold queries."""
+        self._cache.clear()
+        if self.source.headings is not None:
+            self.source.headings.clear_cache()
 
     def prefetch(self, texts: Sequence[str]) -> None:
         """Compute the evidence of a batch of conditions in one encoder call per signal
