@@ -38,3 +38,18 @@ def test_for_sources_never_picks_a_calibration_fitted_on_the_scored_sources() ->
         for_sources(both)
     with pytest.raises(NclueError, match="no shipped evidence calibration 'nope'"):
         Calibration.shipped("nope")
+
+
+def test_a_calibration_refuses_a_collection_indexed_with_another_dense_model() -> None:
+    from nclue.evidence.model import Model, dense_model
+
+    cal = Calibration(
+        ("bm25", "dense"), Model((0.0, 1.0, 1.0), (0.0, 1.0)), (), {"dense_index": "minilm-af94-torch-bf16"}
+    )
+    assert dense_model("minilm-af94-torch-bf16") == dense_model("minilm-af94-onnx-int8") == "minilm-af94"
+    cal.check_source({"dense_index": "minilm-af94-onnx"})  # another backend of the same model
+    cal.check_source({"collection": "docs.jsonl"})  # no dense index recorded: not checked
+    with pytest.raises(NclueError, match=r"fitted with dense model 'minilm-af94', but c is indexed with 'e5-1234'"):
+        cal.check_source({"dense_index": "e5-1234-torch", "collection": "c"})
+    lexical = Calibration(("bm25",), Model((0.0, 1.0), (0.0, 1.0)), (), {"dense_index": "minilm-af94-torch"})
+    lexical.check_source({"dense_index": "e5-1234-torch"})  # reads no cosine: any model is fine

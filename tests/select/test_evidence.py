@@ -153,3 +153,11 @@ def test_maxsim_signal_scores_only_the_dense_candidate_pages(indexed):
     assert 0 < len(scored) <= POOL_PAGES
     top = set(np.argsort(-dense, kind="stable")[:POOL_PAGES].tolist())
     assert set(scored.tolist()) <= top and np.all(maxsim[scored] <= 1.0 + 1e-6)
+
+
+def test_covered_pages_are_listed_best_first():
+    """bm25 alone, intercept 0: "red fox" on document "a" has normalised bm25 0.25, 1.0, 0.5 on
+    pages 1-3, so every page passes σ(z) ≥ 0.5 and the order is 2, 3, 1 (not page order)."""
+    cal = Calibration(("bm25",), Model((0.0, 1.0), (0.0, 1.0)))
+    ev = EvidenceModel(hand_source(), cal).evidence(["red fox"], ["a"])
+    assert ev.covers(0) == {"red fox": [2, 3, 1]}

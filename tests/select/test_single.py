@@ -103,3 +103,28 @@ def test_a_warm_selector_answers_repeated_queries_identically(indexed):
     first = warm.select("algorithms", ["pseudocode", "comments"], k=2, pool_depth=3)
     again = warm.select("algorithms", ["pseudocode", "comments"], k=2, pool_depth=3)
     assert first == again and len(first.selected) == 2
+
+
+@pytest.mark.slow
+def test_verdicts_say_covered_in_the_pool_or_not_found(indexed):
+    """Per requirement: covered by the selection, covered only by an unselected pool document (which
+    is named with its pages), or covered by no pool document. "chess openings" occurs in none of the
+    four manuals (a hand fact about the subset), so it must be "not found in the pool"."""
+    from nclue.select.single import COVERED, IN_POOL, NOT_FOUND, CoverageSelector
+
+    selector = CoverageSelector(indexed)
+    reqs = ["floating environment", "pseudocode", "chess openings"]
+    answer = selector.select("algorithms", reqs, k=1, pool_depth=3)
+    assert answer.verdicts["chess openings"] == NOT_FOUND
+    assert all(best["doc_id"] in selector.paths for best in answer.pool_best.values())
+    (chosen,) = answer.selected
+    for req in reqs[:2]:
+        if chosen.probability[req] >= 0.5:
+            assert answer.verdicts[req] == COVERED and chosen.covers[req]
+        else:
+            assert answer.verdicts[req] in (IN_POOL, NOT_FOUND)
+            if answer.verdicts[req] == IN_POOL:
+                best = answer.pool_best[req]
+                assert best["doc_id"] != chosen.doc_id and best["probability"] >= 0.5 and best["pages"]
+    assert set(answer.uncovered) == {r for r in reqs if answer.verdicts[r] != COVERED}
+    assert "not found in the pool" in answer.render("markdown")

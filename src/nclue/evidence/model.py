@@ -141,6 +141,25 @@ class Calibration:
             raise NclueError(f"{p}: unreadable calibration ({exc}); {FIT_HINT}") from None
         return cls.from_json(data, str(p))
 
+    def check_source(self, describe: Mapping[str, Any]) -> None:
+        """Refuse a source whose dense model is not the one the calibration was fitted with.
+
+        The ``dense`` and heading signals are cosines of that model; another model's cosines sit on
+        another scale, so the weights would not mean what they were fitted to. The encoder backend
+        (``torch``, ``onnx``, ...) may differ: it computes the same model. A source that does not
+        record its dense index (a hand-written document set) is not checked.
+        """
+        fitted, here = self.provenance.get("dense_index"), describe.get("dense_index")
+        if not fitted or not here or not set(self.signals) & DENSE_SIGNALS:
+            return
+        if dense_model(fitted) != dense_model(here):
+            raise NclueError(
+                f"the evidence calibration was fitted with dense model {dense_model(fitted)!r}, but "
+                f"{describe.get('collection', 'this collection')} is indexed with {dense_model(here)!r}; "
+                f"{FIT_HINT} on reader judgments over a collection indexed with this model, or index this "
+                "collection with the calibration's model"
+            )
+
     def model_for(self, text: str, crossfit: bool) -> Model:
         """The model applied to a condition: its held-out fold's under ``crossfit``, else the full one."""
         if not crossfit:
@@ -148,6 +167,20 @@ class Calibration:
         if not self.folds:
             raise NclueError(f"this calibration has no cross-fitting folds; {FIT_HINT}")
         return self.folds[fold_of(text, len(self.folds))]
+
+
+DENSE_SIGNALS = frozenset({"dense", "head", "head_high", "head_level", "maxsim"})
+"""Signals that are cosines of the collection's dense model."""
+
+
+def dense_model(index_key: str) -> str:
+    """The model part of a dense index key ``<model-key>-<backend>`` (the backend suffix removed)."""
+    from nclue.models.encoder import BACKENDS
+
+    for backend in sorted(BACKENDS, key=len, reverse=True):
+        if index_key.endswith(f"-{backend}"):
+            return index_key[: -len(backend) - 1]
+    return index_key
 
 
 def for_sources(sources: Collection[str]) -> Calibration:

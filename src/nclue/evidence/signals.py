@@ -94,6 +94,7 @@ class EvidenceSource:
             "pages": int(workspace.pages.n_pages),
             "pages_sha256": workspace.store.fingerprint,
             "sources": sorted(set(workspace.store.docs.column("source").to_pylist())),
+            "dense_index": _dense_key(base),
         }
         if not has_structure:
             describe["structure"] = "absent: the heading signals and role read 0"
@@ -120,6 +121,14 @@ class EvidenceSource:
         rows = np.concatenate([np.arange(a, b) for a, b in spans]) if spans else np.zeros(0, np.int64)
         starts = np.cumsum([0] + [b - a for a, b in spans[:-1]]).astype(np.int64)
         return rows.astype(np.int64), starts
+
+
+def _dense_key(collection: Path) -> str | None:
+    """The collection's dense index key (its folder name), without loading it; ``None`` unless exactly one."""
+    from nclue.index.dense import list_dense_indexes
+
+    found = list_dense_indexes(collection)
+    return found[0].name if len(found) == 1 else None
 
 
 def _bm25(source: EvidenceSource, texts: Sequence[str]) -> np.ndarray:

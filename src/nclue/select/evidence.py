@@ -98,9 +98,9 @@ class Evidence:
     pages: tuple[tuple[tuple[int, ...], ...], ...]
 
     def covers(self, d: int) -> dict[str, list[int]]:
-        """``{requirement: evidence pages}`` for the requirements document ``d`` covers."""
+        """``{requirement: evidence pages, best first}`` for the requirements document ``d`` covers."""
         return {
-            req: sorted(self.pages[d][r])
+            req: list(self.pages[d][r])
             for r, req in enumerate(self.requirements)
             if self.probs[d, r] >= COVER_THRESHOLD
         }
@@ -110,6 +110,7 @@ class EvidenceModel:
     """A calibration applied to one source, with page logits cached per requirement text."""
 
     def __init__(self, source: EvidenceSource, calibration: Calibration, crossfit: bool = False) -> None:
+        calibration.check_source(source.describe)
         self.source = source
         self.calibration = calibration
         self.crossfit = crossfit

@@ -72,23 +72,40 @@ class Selected:
         }
 
 
+COVERED = "covered"
+IN_POOL = "in the pool, not selected"
+NOT_FOUND = "not found in the pool"
+VERDICTS = (COVERED, IN_POOL, NOT_FOUND)
+"""Per requirement: a selected document covers it (P ≥ 0.5); else some pool document does; else none."""
+
+
 @dataclass(frozen=True)
 class Selection(Tabular):
-    """The answer to one query: the selected documents, the requirements none of them covers."""
+    """The answer to one query: the selected documents, a verdict per requirement (:data:`VERDICTS`),
+    and for a requirement the pool covers but the selection does not, the pool's best document
+    (``pool_best[r]``: ``doc_id``, ``probability``, ``pages`` best first)."""
 
     query: str
     requirements: tuple[str, ...]
     selector: str
     pool: dict
     selected: tuple[Selected, ...]
-    uncovered: tuple[str, ...]
+    verdicts: dict[str, str]
+    pool_best: dict[str, dict] = field(default_factory=dict)
     calibration: dict = field(default_factory=dict)
+
+    @property
+    def uncovered(self) -> tuple[str, ...]:
+        """The requirements no selected document covers (in the pool or not)."""
+        return tuple(r for r in self.requirements if self.verdicts[r] != COVERED)
 
     def to_json(self) -> dict:
         return {
             "query": self.query,
             "requirements": list(self.requirements),
             "selected": [s.to_json() for s in self.selected],
+            "verdicts": dict(self.verdicts),
+            "pool_best": self.pool_best,
             "uncovered": list(self.uncovered),
             "selector": self.selector,
             "pool": self.pool,
@@ -104,17 +121,21 @@ class Selection(Tabular):
                 p = s.probability[req]
                 pages = s.covers.get(req)
                 cells.append(f"p. {', '.join(map(str, pages))} ({p:.2f})" if pages else f"— ({p:.2f})")
-            rows.append((req, *cells))
-        rows.append(("expected requirements covered", *(f"{s.score:.2f}" for s in self.selected)))
+            rows.append((req, *cells, self._verdict_cell(req)))
+        rows.append(("expected requirements covered", *(f"{s.score:.2f}" for s in self.selected), ""))
         note = (
-            f"Cells: evidence pages where P(covers) ≥ {COVER_THRESHOLD} (probability in brackets). "
+            f"Cells: evidence pages, best first, where P(covers) ≥ {COVER_THRESHOLD} (probability in brackets). "
             f"Pool: {self.pool['system']} at depth {self.pool['depth']} ({self.pool['size']} documents). "
-            + (f"Uncovered: {'; '.join(self.uncovered)}." if self.uncovered else "Every requirement is covered.")
+            + (
+                f"Not covered by the selection: {'; '.join(self.uncovered)}."
+                if self.uncovered
+                else "Every requirement is covered."
+            )
         )
         grid = Table(
-            ("Requirement", *heads),
+            ("Requirement", *heads, "Verdict"),
             tuple(rows),
-            align="l" + "l" * len(heads),
+            align="l" + "l" * len(heads) + "l",
             caption=f"{self.selector}: {self.query}",
             notes=(note,),
         )
@@ -124,6 +145,14 @@ class Selection(Tabular):
             align="rllr",
         )
         return [grid, listing]
+
+    def _verdict_cell(self, req: str) -> str:
+        verdict = self.verdicts[req]
+        best = self.pool_best.get(req)
+        if verdict == IN_POOL and best:
+            pages = ", ".join(map(str, best["pages"]))
+            return f"{verdict}: {best['doc_id'].rsplit('/', 1)[-1]} p. {pages} ({best['probability']:.2f})"
+        return verdict
 
 
 class CoverageSelector:
@@ -213,13 +242,28 @@ class CoverageSelector:
             for rank, p in enumerate(picked, start=1)
         )
         covered = {r for s in selected for r in s.covers}
+        verdicts, pool_best = {}, {}
+        for j, req in enumerate(reqs):
+            best = int(np.argmax(evidence.probs[:, j]))  # ties: the smaller ID (the pool is sorted)
+            if req in covered:
+                verdicts[req] = COVERED
+            elif evidence.probs[best, j] >= COVER_THRESHOLD:
+                verdicts[req] = IN_POOL
+                pool_best[req] = {
+                    "doc_id": ids[best],
+                    "probability": round(float(evidence.probs[best, j]), 6),
+                    "pages": list(evidence.pages[best][j]),
+                }
+            else:
+                verdicts[req] = NOT_FOUND
         return Selection(
             query=query,
             requirements=reqs,
             selector=selector,
             pool={"system": system.name, "depth": pool_depth, "size": len(found)},
             selected=selected,
-            uncovered=tuple(r for r in reqs if r not in covered),
+            verdicts=verdicts,
+            pool_best=pool_best,
             calibration={
                 "sha256": self.calibration.sha256,
                 "signals": list(self.calibration.signals),

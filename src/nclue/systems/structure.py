@@ -55,6 +55,7 @@ class StructureBackbone:
         self.pages: PageTable = workspace.pages
         self.calibration = calibration
         self.source = EvidenceSource.from_workspace(workspace, require_structure=True)
+        calibration.check_source(self.source.describe)
         _ = self.source.headings  # load (and check) the heading vectors now, not at the first query
         self._cache: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
 
