@@ -475,7 +475,7 @@ class Structure:
     @cached_property
     def _rows(self) -> np.ndarray:
         ids = self.table.column("doc_id").to_pylist()
-        pages = self.table.column("page").to_numpy()
+        pages = np.array(self.table.column("page").to_pylist(), dtype=np.int64)  # to_numpy imports pandas
         doc = np.fromiter((self.store.doc_index.get(d, -1) for d in ids), dtype=np.int64, count=len(ids))
         offsets = self.store.doc_offsets
         number = self.store.page_number
@@ -515,7 +515,7 @@ class Structure:
     @cached_property
     def levels(self) -> np.ndarray:
         """Level of every heading (int8)."""
-        return self.table.column("level").to_numpy()[self._heading_mask]
+        return np.array(self.table.column("level").to_pylist(), dtype=np.int8)[self._heading_mask]
 
     @cached_property
     def role(self) -> np.ndarray:
@@ -540,7 +540,7 @@ def open_structure(collection: str | os.PathLike[str], store: PageStore | None =
     if not path.is_file():
         raise NclueError(f"{base}: no document structure ({STRUCTURE_FILE}); build it with `nclue structure {base}`")
     try:
-        table = pq.read_table(path)
+        table = pq.ParquetFile(path).read()  # not read_table: it imports pyarrow.dataset (0.3 s)
         raw_meta = (table.schema.metadata or {}).get(META_KEY)
         meta = json.loads(raw_meta) if raw_meta else None
     except (OSError, ValueError, pa.ArrowException) as exc:
