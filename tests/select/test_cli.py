@@ -89,6 +89,7 @@ def test_verify_cli_passes_then_fails_on_a_changed_summary(cli, task_dir, tmp_pa
     evaluate(task_dir, frz, judgments, tmp_path / "out")
     ok = cli("coverage", "verify", task_dir, frz, tmp_path / "out", "--judgments", judgments)
     assert ok.exit_code == 0 and ", 0 differ" in ok.output
+    assert f"ledger: 1 evaluation(s) written to {tmp_path / 'out'} (freezes: " in ok.output
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     summary["splits"]["all"]["tasks"] = 8
     (tmp_path / "out" / "summary.json").write_text(json.dumps(summary))

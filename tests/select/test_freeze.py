@@ -186,6 +186,12 @@ def test_verify_report_reproduces_and_names_a_changed_cell(task_dir, tmp_path, e
     evaluate(task_dir, frz, judgments, tmp_path / "out")
     check = verify_report(task_dir, frz, judgments, tmp_path / "out")
     assert check.ok and check.cells_checked > 500
+    evaluate(task_dir, frz, judgments, tmp_path / "out")  # a second evaluation is recorded, not overwritten
+    ledger = verify_report(task_dir, frz, judgments, tmp_path / "out").ledger
+    assert len(ledger) == 2 and ledger[0]["freeze"] == ledger[1]["freeze"] == check.report.freeze
+    assert ledger[1]["judgments_sha256"] == sha256_file(judgments)
+    assert ledger[1]["summary_sha256"] == sha256_file(tmp_path / "out" / "summary.json")
+    assert len(ledger[1]["scoring_code_sha256"]) == 64
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     summary["splits"]["all"]["methods"]["expected"]["ndcg"] += 0.001
     (tmp_path / "out" / "summary.json").write_text(json.dumps(summary))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
@@ -44,3 +45,27 @@ def test_run_coverage_then_verify(phrase_bench, tmp_path):
     (out / "results" / "summary.json").write_text(json.dumps(summary))
     check = verify_coverage(out)
     assert not check.ok and check.failures[0].startswith("splits/all/methods/pm2/coverage: recorded 0.5")
+
+
+@pytest.mark.slow
+def test_freeze_refuses_a_calibration_fitted_on_its_own_release(phrase_bench, tmp_path):
+    """A calibration fitted on the qrels of the release the tasks were adapted from is refused
+    without --crossfit; with each requirement's held-out fold it is allowed."""
+    from nclue.errors import NclueError
+    from nclue.evidence.fit import fit
+    from nclue.index.dense import build_dense_index
+    from nclue.select.adapter import adapt_release
+    from nclue.select.freeze import freeze
+    from nclue.systems.registry import Workspace
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    bench, source = phrase_bench
+    coll = tmp_path / "coll"
+    shutil.copytree(source, coll)
+    build_dense_index(coll, backend="onnx", max_chunks_per_page=1)
+    adapt_release(bench, coll, tmp_path / "tasks", k=2, depth=6)
+    own = fit(bench, Workspace(coll), signals=("bm25", "phrase"), labels="qrels").calibration
+    with pytest.raises(NclueError, match=r"fitted on the labels of .*freeze with --crossfit"):
+        freeze(tmp_path / "tasks", tmp_path / "frz", k=2, calibration=own)
+    made = freeze(tmp_path / "tasks", tmp_path / "frz", k=2, calibration=own, crossfit=True)
+    assert made.manifest["tasks"] == 4

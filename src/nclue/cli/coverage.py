@@ -192,6 +192,16 @@ def verify(
     for failure in result.failures:
         typer.echo(f"differs: {failure}", err=True)
     typer.echo(f"{result.cells_checked} cells checked, {len(result.failures)} differ")
+    freezes = sorted({row["freeze"] for row in result.ledger})
+    typer.echo(
+        f"ledger: {len(result.ledger)} evaluation(s) written to {results} "
+        f"(freezes: {', '.join(freezes) or 'none recorded'})"
+    )
+    for row in result.ledger:
+        typer.echo(
+            f"  {row['evaluated_at']}  freeze {row['freeze']}  judgments {row['judgments_sha256'][:12]}  "
+            f"scoring code {row['scoring_code_sha256'][:12]}  summary {row['summary_sha256'][:12]}"
+        )
     if not result.ok:
         raise typer.Exit(1)
 

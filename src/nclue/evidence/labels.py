@@ -124,6 +124,7 @@ def _reader_pairs(bench: Path) -> tuple[list, tuple[str, ...], dict]:
     provenance = {
         "file": str(path),
         "release": bench.name,
+        "queries_sha256": sha256_file(bench / "queries.jsonl") if (bench / "queries.jsonl").is_file() else None,
         "judgments_sha256": sha256_file(path),
         "readers": (reading.get("provenance") or {}).get("answered_by", {}),
     }
@@ -146,4 +147,9 @@ def _qrels_pairs(bench: Path) -> tuple[list, tuple[str, ...], dict]:
         for condition, numbers in j.pages.items():
             rows.append((condition, j.doc_id, [], [int(p) for p in numbers], f"query {j.qid}"))
     conditions = tuple(sorted(used | {r[0] for r in rows}))
-    return rows, conditions, {"file": where, "release": bench.name, "release_sha256": release.hashes}
+    queries = release.hashes.get("queries.jsonl")
+    return (
+        rows,
+        conditions,
+        {"file": where, "release": bench.name, "queries_sha256": queries, "release_sha256": release.hashes},
+    )

@@ -167,7 +167,46 @@ def evaluate(
     _write_cases(out, scored.tasks, docs, scored.labels, scored.chosen, scored.methods)
     write_jsonl(out / "scores.jsonl", scored.rows)
     write_json(out / SUMMARY_FILE, report.to_json())
+    _append_ledger(out, report, judgments)
     return report
+
+
+LEDGER_FILE = "ledger.jsonl"
+SCORING_CODE = ("evaluate.py", "metrics.py", "oracle.py", "results.py", "tasks.py")
+"""The modules that turn a freeze and judgments into scores (hashed into every ledger row)."""
+
+
+def scoring_code_sha256() -> str:
+    """SHA-256 over ``(name, SHA-256)`` of the scoring modules (:data:`SCORING_CODE`)."""
+    from nclue.io import sha256_bytes
+
+    here = Path(__file__).parent
+    return sha256_bytes("\n".join(f"{n}\t{sha256_file(here / n)}" for n in SCORING_CODE).encode())
+
+
+def read_ledger(out_dir: str | Path) -> list[dict]:
+    """Every evaluation written to ``out_dir`` (one row each, oldest first; empty when none)."""
+    from nclue.io import iter_jsonl
+
+    path = Path(out_dir) / LEDGER_FILE
+    return [row for _, row in iter_jsonl(path)] if path.is_file() else []
+
+
+def _append_ledger(out: Path, report: CoverageReport, judgments: str | Path) -> None:
+    """One row per evaluation — which freeze, judgments, scoring code and summary — never rewritten,
+    so an evaluation run and then replaced by another freeze's stays on record."""
+    from datetime import UTC, datetime
+
+    row = {
+        "evaluated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "freeze": report.freeze,
+        "freeze_manifest_sha256": report.freeze_manifest_sha256,
+        "judgments": str(judgments),
+        "judgments_sha256": report.judgments_sha256,
+        "scoring_code_sha256": scoring_code_sha256(),
+        "summary_sha256": sha256_file(out / SUMMARY_FILE),
+    }
+    write_jsonl(out / LEDGER_FILE, [*read_ledger(out), row])
 
 
 def _write_cases(out: Path, tasks: list[Task], docs: dict, labels: dict, chosen: dict, methods: list[str]) -> None:
@@ -195,6 +234,7 @@ class CoverageVerification:
     failures: list[str] = field(default_factory=list)
     cells_checked: int = 0
     report: CoverageReport | None = None
+    ledger: list[dict] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -226,7 +266,7 @@ def verify_report(
     if freeze_id is None and not (Path(freeze_dir) / MANIFEST_FILE).is_file():
         freeze_id = recorded.get("freeze") or None
     fresh = score_freeze(task_dir, freeze_dir, judgments, freeze_id=freeze_id).report
-    result = CoverageVerification(report=fresh)
+    result = CoverageVerification(report=fresh, ledger=read_ledger(out_dir))
     new = dict(json_leaves(fresh.to_json()))
     old = dict(json_leaves(recorded))
     for key in sorted(set(new) | set(old)):

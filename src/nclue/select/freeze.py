@@ -279,6 +279,22 @@ def default_selectors(tasks: list[Task]) -> list[str]:
     return names
 
 
+def refuse_own_release(calibration: Calibration, adapter: dict) -> None:
+    """Refuse a calibration fitted on the labels of the release this task set was adapted from
+    (same ``queries.jsonl``), unless each requirement gets its held-out fold (``--crossfit``):
+    its probabilities would come from a model that saw the labels the freeze is scored on."""
+    release = adapter.get("release")
+    fitted = calibration.provenance.get("queries_sha256")
+    if not release or not fitted or not (Path(release) / "queries.jsonl").is_file():
+        return
+    if sha256_file(Path(release) / "queries.jsonl") == fitted:
+        raise NclueError(
+            f"the evidence calibration was fitted on the labels of {release}, the release this task set was "
+            "adapted from; freeze with --crossfit (each requirement scored by the fold fitted without it), or use "
+            "a calibration fitted on another corpus (the default)"
+        )
+
+
 def read_adapter(task_dir: Path) -> dict:
     """``adapter.json`` of a task set written by ``nclue coverage adapt`` (empty when absent)."""
     path = task_dir / ADAPTER_FILE
@@ -342,6 +358,8 @@ def freeze(
         guarded += [release / QRELS_FILE, release / BEIR_QRELS]
     warnings: list[str] = []
     cal = calibration if isinstance(calibration, Calibration) or calibration is None else Calibration.load(calibration)
+    if cal is not None and not crossfit:
+        refuse_own_release(cal, adapter)
     with judgment_barrier(patterns, guarded):
         tasks = load_tasks(src, warn=warnings.append)
         names = list(selectors) if selectors is not None else default_selectors(tasks)
