@@ -28,6 +28,7 @@ from nclue.errors import NclueError
 from nclue.evidence.signals import EvidenceSource, signal_matrix
 from nclue.index.structure import read_json
 from nclue.io import iter_jsonl, sha256_file
+from nclue.release import QUERIES_FILE
 
 READER_JUDGMENTS = "judgments.jsonl"
 """The file of a reader-judged release that lists every read (condition, document) pair."""
@@ -124,7 +125,7 @@ def _reader_pairs(bench: Path) -> tuple[list, tuple[str, ...], dict]:
     provenance = {
         "file": str(path),
         "release": bench.name,
-        "queries_sha256": sha256_file(bench / "queries.jsonl") if (bench / "queries.jsonl").is_file() else None,
+        "queries_sha256": sha256_file(bench / QUERIES_FILE) if (bench / QUERIES_FILE).is_file() else None,
         "judgments_sha256": sha256_file(path),
         "readers": (reading.get("provenance") or {}).get("answered_by", {}),
     }
@@ -147,7 +148,7 @@ def _qrels_pairs(bench: Path) -> tuple[list, tuple[str, ...], dict]:
         for condition, numbers in j.pages.items():
             rows.append((condition, j.doc_id, [], [int(p) for p in numbers], f"query {j.qid}"))
     conditions = tuple(sorted(used | {r[0] for r in rows}))
-    queries = release.hashes.get("queries.jsonl")
+    queries = release.hashes.get(QUERIES_FILE)
     return (
         rows,
         conditions,

@@ -49,7 +49,7 @@ from nclue.evidence.model import Calibration
 from nclue.evidence.signals import EvidenceSource
 from nclue.io import dumps_canonical, iter_jsonl, sha256_bytes, sha256_file, write_json, write_jsonl
 from nclue.models.encoder import Encoder
-from nclue.release import BEIR_QRELS, QRELS_FILE
+from nclue.release import BEIR_QRELS, QRELS_FILE, QUERIES_FILE
 from nclue.select import encode as encode_mod
 from nclue.select.diversify import EVIDENCE_SELECTORS, EXACT_MAX_SUBSETS, LAMBDA
 from nclue.select.evidence import EvidenceModel, docs_source
@@ -285,9 +285,9 @@ def refuse_own_release(calibration: Calibration, adapter: dict) -> None:
     its probabilities would come from a model that saw the labels the freeze is scored on."""
     release = adapter.get("release")
     fitted = calibration.provenance.get("queries_sha256")
-    if not release or not fitted or not (Path(release) / "queries.jsonl").is_file():
+    if not release or not fitted or not (Path(release) / QUERIES_FILE).is_file():
         return
-    if sha256_file(Path(release) / "queries.jsonl") == fitted:
+    if sha256_file(Path(release) / QUERIES_FILE) == fitted:
         raise NclueError(
             f"the evidence calibration was fitted on the labels of {release}, the release this task set was "
             "adapted from; freeze with --crossfit (each requirement scored by the fold fitted without it), or use "
