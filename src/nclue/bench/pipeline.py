@@ -93,25 +93,43 @@ def _make_gate(
     if options.judge == "llm":
         from nclue.bench.llm import TEMPLATE, LLMGate
         from nclue.bench.prompts import template
-        from nclue.llm.cache import Asker, ResponseCache
         from nclue.llm.client import LLMConfig
 
         config = LLMConfig.from_env(options.llm_url, options.llm_model, options.llm_key, options.llm_api)
-        batch = options.llm_batch_out is not None or options.llm_batch_in is not None
-        asker = Asker(
-            config,
-            ResponseCache(options.llm_cache or out / "judge" / "llm_cache.jsonl"),
-            TEMPLATE,
-            template(TEMPLATE),
-            mode="batch" if batch else "online",
-            batch_out=options.llm_batch_out or out / "judge" / "llm.requests.jsonl",
-            batch_in=options.llm_batch_in,
-            answered_by=options.llm_answered_by,
-            answered_on=options.llm_answered_on,
-            resume=f"nclue build {store.root} -o {out} --judge llm --llm-model {config.model} --llm-batch-in REPLIES.jsonl",
+        asker = options_asker(
+            options, config, out, store.root, "llm_cache.jsonl", (TEMPLATE, template(TEMPLATE)), "llm"
         )
         return LLMGate(inventory, store, asker), {"model": config.model or "", "cache": asker.cache.path.name}
     raise NclueError(f"unknown judge {options.judge!r}; choose one of {', '.join(JUDGES)}")
+
+
+def options_asker(  # noqa: ANN201 - an nclue.llm.cache.Asker
+    options: BuildOptions,
+    config,  # noqa: ANN001 - an nclue.llm.client.LLMConfig
+    out: Path,
+    collection: Path | str,
+    cache_name: str,
+    template: tuple[str, str],
+    judge: str,
+):
+    """The :class:`nclue.llm.cache.Asker` of an LLM judge of ``nclue build`` (``--judge llm|reader``):
+    the cache (``--llm-cache``, else ``OUT/judge/<cache_name>``), batch mode when a batch file is
+    given, pending prompts to ``OUT/judge/<judge>.requests.jsonl`` by default, imported replies with
+    their provenance; ``template`` is the prompt template's name and text."""
+    from nclue.llm.cache import Asker, ResponseCache
+
+    batch = options.llm_batch_out is not None or options.llm_batch_in is not None
+    return Asker(
+        config,
+        ResponseCache(options.llm_cache or out / "judge" / cache_name),
+        *template,
+        mode="batch" if batch else "online",
+        batch_out=options.llm_batch_out or out / "judge" / f"{judge}.requests.jsonl",
+        batch_in=options.llm_batch_in,
+        answered_by=options.llm_answered_by,
+        answered_on=options.llm_answered_on,
+        resume=f"nclue build {collection} -o {out} --judge {judge} --llm-model {config.model} --llm-batch-in REPLIES.jsonl",
+    )
 
 
 def apply_gate(collection: str | Path, store: PageStore, options: BuildOptions) -> tuple[PageStore, dict[str, Any]]:

@@ -34,6 +34,7 @@ from nclue.bench.pipeline import (
     Construction,
     Tick,
     apply_gate,
+    options_asker,
     qid_of,
     write_release,
 )
@@ -41,7 +42,7 @@ from nclue.corpus.store import PageStore
 from nclue.engine import Engine
 from nclue.errors import NclueError
 from nclue.io import exclusive_lock, writable_dir
-from nclue.llm.cache import Asker, ResponseCache
+from nclue.llm.cache import Asker
 from nclue.llm.client import LLMConfig
 from nclue.reader.pools import Candidate, candidate_items, candidate_queries, pool_documents
 from nclue.reader.reading import Readings, judged_set, pairs_to_read, read_all, requests_for
@@ -155,19 +156,7 @@ def _asker(options: BuildOptions, out_dir: Path, collection: str) -> Asker:
     config = replace(
         LLMConfig.from_env(options.llm_url, options.llm_model, options.llm_key, options.llm_api), max_tokens=1500
     )
-    batch = options.llm_batch_out is not None or options.llm_batch_in is not None
-    return Asker(
-        config,
-        ResponseCache(options.llm_cache or out_dir / CACHE),
-        TEMPLATE,
-        template_text(),
-        mode="batch" if batch else "online",
-        batch_out=options.llm_batch_out or out_dir / "judge" / "reader.requests.jsonl",
-        batch_in=options.llm_batch_in,
-        answered_by=options.llm_answered_by,
-        answered_on=options.llm_answered_on,
-        resume=f"nclue build {collection} -o {out_dir} --judge reader --llm-model {config.model} --llm-batch-in REPLIES.jsonl",
-    )
+    return options_asker(options, config, out_dir, collection, CACHE.name, (TEMPLATE, template_text()), "reader")
 
 
 def inventory_of(rule: Inventory, readings: Readings) -> Inventory:
