@@ -175,16 +175,23 @@ def test_a_token_index_of_another_dense_build_is_refused(tokens_coll: Path) -> N
 def test_index_all_builds_in_order_and_keeps_current_ones(cli, tiny_source_copy: Path) -> None:
     from nclue.index.builders import BUILDERS
 
-    assert [b.name for b in BUILDERS] == ["lexical", "dense", "tokens", "structure"]
+    assert [b.name for b in BUILDERS] == ["lexical", "duplicates", "dense", "tokens", "structure"]
     args = ("index", tiny_source_copy, "--all", "--dense-backend", "onnx", "--dense-max-chunks", "1")
     first = cli(*args)
     assert first.exit_code == 0, first.output
-    actions = dict(re.findall(r"^(lexical|dense|tokens|structure): (built|kept)", first.output, flags=re.M))
+    actions = dict(re.findall(r"^(lexical|duplicates|dense|tokens|structure): (built|kept)", first.output, flags=re.M))
     # the dense builder writes the token index in the same encoder pass, so the tokens step finds it current
-    assert actions == {"lexical": "built", "dense": "built", "tokens": "kept", "structure": "built"}
+    assert actions == {
+        "lexical": "built",
+        "duplicates": "built",
+        "dense": "built",
+        "tokens": "kept",
+        "structure": "built",
+    }
+    assert (tiny_source_copy / "index" / "duplicates" / "pairs.npz").is_file()
     assert (tiny_source_copy / "index" / "structure" / "headings.npy").is_file()
     second = cli(*args)
-    assert second.exit_code == 0 and second.output.count(": kept") == 4
+    assert second.exit_code == 0 and second.output.count(": kept") == 5
     assert cli("index", tiny_source_copy, "--verify").output.count("✓") == 3
 
 

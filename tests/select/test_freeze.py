@@ -43,7 +43,13 @@ def test_freeze_is_deterministic_and_evaluate_scores_it(task_dir, tmp_path, enco
     assert r1.manifest == r2.manifest
     for name in r1.manifest["outputs"]:
         assert (r1.path / name).read_bytes() == (r2.path / name).read_bytes()
-    assert set(r1.manifest["outputs"]) == {"vectors.npz", "evidence.npz", "rankings.jsonl", "method.json"}
+    assert set(r1.manifest["outputs"]) == {
+        "vectors.npz",
+        "evidence.npz",
+        "rankings.jsonl",
+        "method.json",
+        "near_duplicates.json",
+    }
     assert {"select/selectors.py", "select/diversify.py", "select/evidence.py"} <= set(r1.manifest["code"])
     assert r1.manifest["pool"]["kind"] == "given"
     summary = evaluate(task_dir, tmp_path / "f1", task_dir / "judgments.jsonl", tmp_path / "out").to_json()

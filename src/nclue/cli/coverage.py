@@ -25,7 +25,8 @@ coverage_app = typer.Typer(
 
 POOL_HELP = "Pool: a system name (e.g. bm25.decompose(distinct)), a run file, or 'qrels' (oracle pool, labels)."
 SELECTOR_HELP = (
-    "Selector: expected (default), xquad, pm2, mmr, facility, evidence, retriever, or R03's dense, coverage, gated."
+    "Selector: expected (default), xquad, pm2, mmr, facility, evidence, retriever, or R03's dense, coverage, gated; "
+    "select also takes setcover (the smallest set covering every coverable requirement; ignores --k)."
 )
 
 
@@ -62,6 +63,12 @@ def select(
     calibration: Path | None = typer.Option(
         None, help="Evidence calibration file (default: the shipped one fitted on reader judgments of another corpus)."
     ),
+    near_duplicates: float = typer.Option(
+        _SELECT.near_duplicates,
+        min=0.05,
+        help="Word-shingle resemblance at which two documents are near-copies; a near-copy gets a slot only "
+        "when it covers a requirement nothing above it covers (above 1 turns the rule off).",
+    ),
     fmt: Format = typer.Option(Format.table, "--format", help="table, markdown, latex or json."),
 ) -> None:
     """Select k documents that together cover every requirement of one query, with evidence pages.
@@ -70,7 +77,7 @@ def select(
     """
     from nclue.select.single import select_documents
 
-    result = select_documents(collection, query, require, k, pool, pool_depth, selector, calibration)
+    result = select_documents(collection, query, require, k, pool, pool_depth, selector, calibration, near_duplicates)
     typer.echo(result.render(fmt), nl=False)
 
 

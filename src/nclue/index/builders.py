@@ -6,7 +6,8 @@ an index that is already current (present, fresh, undamaged, same settings) is k
 other is built; every builder resumes or replaces an unfinished build, so a killed
 ``--all`` picks up where it stopped. Order matters where one index reads another: the
 token index belongs to a dense index, and the ``dense`` builder writes both in one encoder
-pass (``tokens`` then finds its index current).
+pass (``tokens`` then finds its index current); the near-duplicate pairs
+(:mod:`nclue.index.duplicates`) read the lexical index's term sequences.
 
 To add an index, write its ``build`` and ``current`` functions and add one
 :class:`IndexBuilder` line to :data:`BUILDERS` (the ``structure`` entry — document structure
@@ -157,8 +158,21 @@ def _structure_current(collection: Path, options: IndexOptions) -> bool:
     return not options.rebuild and headings_current(collection)
 
 
+def _build_duplicates(collection: Path, options: IndexOptions, progress: bool) -> Path:
+    from nclue.index.duplicates import build_duplicates
+
+    return build_duplicates(collection, rebuild=options.rebuild)
+
+
+def _duplicates_current(collection: Path, options: IndexOptions) -> bool:
+    from nclue.index.duplicates import duplicates_current
+
+    return not options.rebuild and duplicates_current(collection)
+
+
 BUILDERS: list[IndexBuilder] = [
     IndexBuilder("lexical", _build_lexical, _lexical_current),
+    IndexBuilder("duplicates", _build_duplicates, _duplicates_current),
     IndexBuilder("dense", _build_dense, _dense_current),
     IndexBuilder("tokens", _build_tokens, _tokens_current),
     IndexBuilder("structure", _build_structure, _structure_current),

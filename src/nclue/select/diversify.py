@@ -25,18 +25,29 @@ before any outcome was seen (``LAMBDA = 0.5``), not tuned.
   document maximising ``λ qt_{r*} P[d, r*] + (1 − λ) Σ_{r≠r*} qt_r P[d, r]`` with
   ``qt_r = v_r / (2 s_r + 1)``, then adds ``P[d, r] / Σ_r' P[d, r']`` to every seat.
 * ``mmr`` — maximal marginal relevance (Carbonell & Goldstein, SIGIR 1998):
-  ``argmax λ rel(d) − (1 − λ) max_{e∈S} max(0, d·e)`` with the document vectors.
+  ``argmax λ rel'(d) − (1 − λ) max_{e∈S} sim'(d, e)`` on commensurate scales: ``rel' = rel / max
+  rel`` over the pool and ``sim'`` the document cosine min–max scaled over the pool's pairs, so
+  both terms span [0, 1] (raw, a relevance near 0 met cosines near 0.45 and similarity decided).
 * ``facility`` — facility location with the requirements as clients (Lin & Bilmes, ACL 2011
   form): ``F(S) = Σ_r max_{d∈S} P[d, r]``, greedy on the marginal gain; ties (and the zero gains
   once every requirement is served) to the larger ``g``.
 * ``retriever`` — the pool in its retriever's score order (``pool_scores``), the k best: what
   the pool's retriever would have returned.
+* ``setcover`` (``coverage select`` only; it ignores k) — the smallest set of documents covering
+  every requirement some pool document covers (``P ≥ 0.5``): exact by enumeration of sizes 1, 2,
+  … (ties: larger ``Σ g``, then smaller IDs) while that is at most ``EXACT_MAX_SUBSETS`` subsets,
+  else greedy set cover (Chvátal 1979: most newly covered requirements, ties larger ``g``), whose
+  size is at most ``H(m) = 1 + 1/2 + … + 1/m ≤ 1 + ln m`` times the minimum.
+
+Every selector picks among ``TaskVectors.candidates``; :mod:`nclue.select.redundancy` excludes
+near-copies that add no coverage.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
+from itertools import combinations
 from math import comb
 
 import numpy as np
@@ -81,7 +92,7 @@ def expected_coverage(probs: np.ndarray, subset: list[int] | np.ndarray) -> floa
 def select_evidence(tv: TaskVectors, k: int) -> list[int]:
     """The k documents with the largest expected number of covered requirements."""
     g = evidence_of(tv, "evidence").sum(axis=1)
-    return order(g, tv.keys, range(len(tv.ids)))[:k]
+    return order(g, tv.keys, np.nonzero(tv.candidates)[0])[:k]
 
 
 def dominance_pruned(probs: np.ndarray, keys: list, k: int) -> list[int]:
@@ -138,13 +149,16 @@ def _expected_lazy(probs: np.ndarray, g: np.ndarray, keys: list, k: int) -> list
 
 
 def select_expected(tv: TaskVectors, k: int) -> list[int]:
-    """Expected-coverage maximisation (module docstring): exact when small, lazy greedy otherwise."""
-    probs = evidence_of(tv, "expected")
+    """Expected-coverage maximisation (module docstring) over the candidates: exact when small,
+    lazy greedy otherwise."""
+    everything = evidence_of(tv, "expected")
+    pos = np.nonzero(tv.candidates)[0]
+    probs = everything[pos]
     g = probs.sum(axis=1)
-    keys = tv.keys
+    keys = [tv.keys[p] for p in pos]
     exact = comb(len(dominance_pruned(probs, keys, k)), k) <= EXACT_MAX_SUBSETS
     chosen = _expected_exact(probs, g, keys, k) if exact else _expected_lazy(probs, g, keys, k)
-    return order(g, keys, chosen)
+    return order(everything.sum(axis=1), tv.keys, [int(pos[c]) for c in chosen])
 
 
 def select_xquad(tv: TaskVectors, k: int) -> list[int]:
@@ -153,7 +167,7 @@ def select_xquad(tv: TaskVectors, k: int) -> list[int]:
     m = probs.shape[1]
     rel = probs.mean(axis=1)
     miss = np.ones(m)
-    free = np.ones(len(tv.ids), dtype=bool)
+    free = tv.candidates.copy()
     keys, chosen = tv.keys, []
     for _ in range(k):
         cand = np.nonzero(free)[0]
@@ -172,7 +186,7 @@ def select_pm2(tv: TaskVectors, k: int) -> list[int]:
     votes = np.full(m, k / m)
     seats = np.zeros(m)
     rel = probs.mean(axis=1)
-    free = np.ones(len(tv.ids), dtype=bool)
+    free = tv.candidates.copy()
     keys, chosen = tv.keys, []
     for _ in range(k):
         quotient = votes / (2.0 * seats + 1.0)
@@ -189,14 +203,26 @@ def select_pm2(tv: TaskVectors, k: int) -> list[int]:
     return chosen
 
 
+def commensurate(rel: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """MMR's two terms on one scale: relevance over its pool maximum, ``rel(d) / max_e rel(e)``, and
+    document similarity min–max scaled over the pool's distinct pairs,
+    ``(cos(d, e) − min) / (max − min)`` clipped to [0, 1] (both 0 when constant)."""
+    top = rel.max() if rel.size else 0.0
+    rel_n = rel / top if top > 0 else np.zeros_like(rel)
+    d = docs.astype(np.float64)
+    cos = d @ d.T
+    off = cos[~np.eye(len(cos), dtype=bool)]
+    low, high = (float(off.min()), float(off.max())) if off.size else (0.0, 0.0)
+    sim_n = np.clip((cos - low) / (high - low), 0.0, 1.0) if high > low else np.zeros_like(cos)
+    return rel_n, sim_n
+
+
 def select_mmr(tv: TaskVectors, k: int) -> list[int]:
-    """MMR with relevance ``rel`` and positive cosine between document vectors, λ = :data:`LAMBDA`."""
+    """MMR on commensurate scales (:func:`commensurate`), λ = :data:`LAMBDA`."""
     probs = evidence_of(tv, "mmr")
-    rel = probs.mean(axis=1)
-    docs = tv.docs.astype(np.float64)
-    sim = np.maximum(docs @ docs.T, 0.0)
+    rel, sim = commensurate(probs.mean(axis=1), tv.docs)
     closest = np.zeros(len(tv.ids))
-    free = np.ones(len(tv.ids), dtype=bool)
+    free = tv.candidates.copy()
     keys, chosen = tv.keys, []
     for _ in range(k):
         cand = np.nonzero(free)[0]
@@ -213,7 +239,7 @@ def select_facility(tv: TaskVectors, k: int) -> list[int]:
     probs = evidence_of(tv, "facility")
     g = probs.sum(axis=1)
     served = np.zeros(probs.shape[1])
-    free = np.ones(len(tv.ids), dtype=bool)
+    free = tv.candidates.copy()
     keys, chosen = tv.keys, []
     for _ in range(k):
         cand = np.nonzero(free)[0]
@@ -232,7 +258,61 @@ def select_retriever(tv: TaskVectors, k: int) -> list[int]:
             f"selector 'retriever' needs the pool's retrieval scores, which task {tv.task_id!r} lacks "
             "(tasks.jsonl field 'pool_scores', written by `nclue coverage adapt --pool SYSTEM`)"
         )
-    return order(np.asarray(tv.pool_scores, dtype=np.float64), tv.keys, range(len(tv.ids)))[:k]
+    return order(np.asarray(tv.pool_scores, dtype=np.float64), tv.keys, np.nonzero(tv.candidates)[0])[:k]
+
+
+COVER_AT = 0.5
+"""``P`` at which a document counts as covering a requirement in set-cover mode (the verdict threshold)."""
+
+
+def harmonic(m: int) -> float:
+    """``H(m) = Σ_{i≤m} 1/i``: the greedy set cover's approximation factor (Chvátal 1979)."""
+    return float(sum(1.0 / i for i in range(1, m + 1)))
+
+
+def _cover_masks(probs: np.ndarray) -> np.ndarray:
+    """Per document, the bitmask of the requirements it covers (``P ≥`` :data:`COVER_AT`)."""
+    bits = (probs >= COVER_AT).astype(np.int64)
+    return bits @ (1 << np.arange(probs.shape[1], dtype=np.int64))
+
+
+def _greedy_cover(masks: np.ndarray, g: np.ndarray, keys: list, target: int, cand: np.ndarray) -> list[int]:
+    chosen: list[int] = []
+    have = 0
+    while have != target:
+        new = np.array([bin(int(masks[d]) & ~have).count("1") for d in cand], dtype=np.float64)
+        j = pick_by(new, g[cand], keys, cand)
+        chosen.append(int(cand[j]))
+        have |= int(masks[cand[j]])
+        cand = np.delete(cand, j)
+    return chosen
+
+
+def select_setcover(tv: TaskVectors, k: int = 0) -> list[int]:
+    """The smallest covering set (module docstring); ``k`` is ignored. With nothing coverable, the
+    single document with the largest ``g``."""
+    probs = evidence_of(tv, "setcover")
+    g = probs.sum(axis=1)
+    keys = tv.keys
+    masks = _cover_masks(probs)
+    cand = np.array(sorted(np.nonzero(tv.candidates & (masks > 0))[0], key=lambda p: keys[p]), dtype=np.int64)
+    target = int(np.bitwise_or.reduce(masks[cand])) if cand.size else 0
+    if target == 0:
+        return order(g, keys, np.nonzero(tv.candidates)[0])[:1]
+    for size in range(1, cand.size + 1):
+        if comb(cand.size, size) > EXACT_MAX_SUBSETS:
+            return order(g, keys, _greedy_cover(masks, g, keys, target, cand))
+        best: tuple[float, tuple] | None = None
+        for combo in combinations(range(cand.size), size):
+            members = cand[list(combo)]
+            if int(np.bitwise_or.reduce(masks[members])) != target:
+                continue
+            mass = float(g[members].sum())
+            if best is None or mass > best[0] + TIE_EPS:
+                best = (mass, tuple(int(d) for d in members))
+        if best is not None:
+            return order(g, keys, best[1])
+    return order(g, keys, cand)
 
 
 SELECTORS: dict[str, Callable[[TaskVectors, int], list[int]]] = {
@@ -246,3 +326,5 @@ SELECTORS: dict[str, Callable[[TaskVectors, int], list[int]]] = {
 }
 EVIDENCE_SELECTORS: tuple[str, ...] = ("evidence", "expected", "xquad", "pm2", "mmr", "facility")
 """The selectors that read ``probs``."""
+SET_COVER = "setcover"
+"""The set-cover mode of ``nclue coverage select`` (:func:`select_setcover`): not a k-selector, so not frozen."""

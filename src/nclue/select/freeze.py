@@ -30,6 +30,7 @@ re-derives every ranking from the frozen vectors and evidence; any difference re
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import json
 import os
@@ -47,13 +48,14 @@ import numpy as np
 from nclue.errors import NclueError
 from nclue.evidence.model import Calibration
 from nclue.evidence.signals import EvidenceSource
+from nclue.index.duplicates import SHINGLE, DuplicatePairs, open_duplicates, text_duplicates
 from nclue.io import dumps_canonical, iter_jsonl, sha256_bytes, sha256_file, write_json, write_jsonl
 from nclue.models.encoder import Encoder
 from nclue.release import BEIR_QRELS, QRELS_FILE, QUERIES_FILE
 from nclue.select import encode as encode_mod
 from nclue.select.diversify import EVIDENCE_SELECTORS, EXACT_MAX_SUBSETS, LAMBDA
 from nclue.select.evidence import EvidenceModel, docs_source
-from nclue.select.params import JUDGMENT_PATTERNS
+from nclue.select.params import JUDGMENT_PATTERNS, SelectOptions
 from nclue.select.selectors import GATE_FACTOR, SELECTORS, check_selectors, run_selector
 from nclue.select.tasks import DOCS_FILE, JUDGMENTS_FILE, TASKS_FILE, Task, check_pool_sizes, load_docs, load_tasks
 
@@ -61,9 +63,11 @@ ADAPTER_FILE = "adapter.json"
 VECTORS_FILE = "vectors.npz"
 EVIDENCE_FILE = "evidence.npz"
 RANKINGS_FILE = "rankings.jsonl"
+GROUPS_FILE = "near_duplicates.json"
 METHOD_FILE = "method.json"
 MANIFEST_FILE = "manifest.json"
 DEFAULT_K = 5
+NEAR_DUPLICATES = SelectOptions.near_duplicates
 # label-free code whose behaviour the rankings and the frozen evidence depend on, relative to the nclue package
 CODE_FILES: tuple[str, ...] = (
     "select/tasks.py",
@@ -75,6 +79,8 @@ CODE_FILES: tuple[str, ...] = (
     "select/evidence.py",
     "select/encode.py",
     "select/freeze.py",
+    "select/redundancy.py",
+    "index/duplicates.py",
     "models/encoder.py",
     "models/onnx_encoder.py",
     "models/onnx_export.py",
@@ -173,9 +179,16 @@ def method_description(
     calibration: Calibration | None = None,
     crossfit: bool = False,
     evidence_source: dict | None = None,
+    near_duplicates: float = NEAR_DUPLICATES,
 ) -> dict:
     """Everything that defines the label-free method, hashed into the manifest."""
     method = {
+        "near_duplicates": {
+            "resemblance": near_duplicates,
+            "shingle": SHINGLE,
+            "rule": "walking a ranking, a near-copy of a document above it is excluded and the selector re-run "
+            "unless it covers (P >= 0.5) a requirement nothing above it covers",
+        },
         "k": k,
         "selectors": selectors,
         "gate_factor": GATE_FACTOR,
@@ -261,14 +274,47 @@ def compute_rankings(
     k: int,
     selectors: list[str],
     evidence: FrozenEvidence | None = None,
+    groups: dict[str, np.ndarray] | None = None,
 ) -> list[dict]:
-    """``{"task_id", "method", "ranking"}`` rows for every task and selector, in task order."""
+    """``{"task_id", "method", "ranking"}`` rows for every task and selector, in task order
+    (``groups``: each task's near-duplicate groups in pool order; none = every document alone)."""
     rows = []
     for task in tasks:
         tv = vectors.task_vectors(task, None if evidence is None else evidence.probs[task.task_id])
+        if groups is not None:
+            tv = dataclasses.replace(tv, groups=groups[task.task_id])
         for name in selectors:
             rows.append({"task_id": task.task_id, "method": name, "ranking": run_selector(name, tv, k)})
     return rows
+
+
+def task_groups(tasks: list[Task], pairs: DuplicatePairs, threshold: float) -> dict[str, np.ndarray]:
+    """Each task's near-duplicate groups (pool order) from the stored resemblance pairs."""
+    return {t.task_id: pairs.groups(t.pool, threshold) for t in tasks}
+
+
+def save_groups(path: Path, tasks: list[Task], groups: dict[str, np.ndarray]) -> None:
+    """``near_duplicates.json``: per task, ``doc_id → group`` (the group's first pool document) for
+    every document that has a near-copy in its pool; documents alone are left out."""
+    out = {}
+    for t in tasks:
+        g = groups[t.task_id]
+        sizes = np.bincount(g, minlength=len(t.pool))
+        shared = {t.pool[i]: t.pool[int(g[i])] for i in range(len(t.pool)) if sizes[g[i]] > 1}
+        if shared:
+            out[t.task_id] = shared
+    write_json(path, out)
+
+
+def load_groups(path: Path, tasks: list[Task]) -> dict[str, np.ndarray]:
+    """Read ``near_duplicates.json`` back into per-task group arrays (pool order)."""
+    saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    out = {}
+    for t in tasks:
+        position = {d: i for i, d in enumerate(t.pool)}
+        shared = saved.get(t.task_id, {})
+        out[t.task_id] = np.array([position[shared.get(d, d)] for d in t.pool], dtype=np.int64)
+    return out
 
 
 def default_selectors(tasks: list[Task]) -> list[str]:
@@ -337,13 +383,16 @@ def freeze(
     crossfit: bool = False,
     patterns: Sequence[str] = JUDGMENT_PATTERNS,
     protect: Sequence[str | Path] = (),
+    near_duplicates: float = NEAR_DUPLICATES,
 ) -> FreezeResult:
     """Encode, compute evidence, rank and hash a task set while judgment files cannot be opened.
 
     The freeze goes to a new folder under ``out_dir`` (module docstring). ``collection`` is the
     page store the evidence reads (default: the one recorded in ``adapter.json``; none → one
     page per ``docs.jsonl`` document); ``calibration`` a :class:`Calibration` or its file
-    (default: the packaged one); ``crossfit`` applies each requirement's held-out fold model.
+    (default: the packaged one); ``crossfit`` applies each requirement's held-out fold model;
+    ``near_duplicates`` the resemblance at which pool documents are near-copies (the collection's
+    stored pairs, or the ``docs.jsonl`` texts' when there is no collection).
     ``on_block(n)`` reports encoding progress (:func:`nclue.select.encode.encode_task_set`).
     """
     if selectors is not None:
@@ -373,8 +422,13 @@ def freeze(
         enc = encoder if encoder is not None else encode_mod.make_encoder(encoder_kind)
         vectors = encode_mod.encode_task_set(tasks, docs, enc, on_block)
         evidence, source_info = None, None
+        coll = collection if collection is not None else adapter.get("collection")
+        if coll:
+            pairs = open_duplicates(coll)
+        else:
+            pairs = text_duplicates({d: docs[d].encode_text for d in sorted(docs)})
+        groups = task_groups(tasks, pairs, near_duplicates)
         if any(n in EVIDENCE_SELECTORS for n in names):
-            coll = collection if collection is not None else adapter.get("collection")
             with tempfile.TemporaryDirectory(prefix="nclue-evidence-") as scratch:
                 if coll:
                     from nclue.systems.registry import Workspace
@@ -387,16 +441,23 @@ def freeze(
                 cal = cal if cal is not None else Calibration.load(None, source.describe.get("sources", ()))
                 evidence = task_evidence(tasks, EvidenceModel(source, cal, crossfit))
                 source_info = source.describe
-        rankings = compute_rankings(tasks, vectors, k, names, evidence)
+        rankings = compute_rankings(tasks, vectors, k, names, evidence, groups)
         method = method_description(
-            k, names, encode_mod.encoder_identity(enc), cal if evidence is not None else None, crossfit, source_info
+            k,
+            names,
+            encode_mod.encoder_identity(enc),
+            cal if evidence is not None else None,
+            crossfit,
+            source_info,
+            near_duplicates,
         )
         root.mkdir(parents=True, exist_ok=True)
         final = _stamp_dir(root)
         out = root / f".{final.name}.partial"
         out.mkdir()
         encode_mod.save_vectors(out / VECTORS_FILE, vectors)
-        outputs = [VECTORS_FILE, RANKINGS_FILE, METHOD_FILE]
+        save_groups(out / GROUPS_FILE, tasks, groups)
+        outputs = [VECTORS_FILE, RANKINGS_FILE, METHOD_FILE, GROUPS_FILE]
         if evidence is not None:
             encode_mod.save_arrays(out / EVIDENCE_FILE, evidence.arrays(tasks))
             outputs.append(EVIDENCE_FILE)
@@ -497,8 +558,9 @@ def verify_freeze(task_dir: str | Path, freeze_dir: str | Path, freeze_id: str |
     tasks = load_tasks(src, warn=lambda _: None)
     rankings = load_rankings(frozen)
     evidence = load_evidence(frozen, tasks)
+    groups = load_groups(frozen / GROUPS_FILE, tasks) if (frozen / GROUPS_FILE).is_file() else None
     recomputed = compute_rankings(
-        tasks, encode_mod.load_vectors(frozen / VECTORS_FILE), method["k"], method["selectors"], evidence
+        tasks, encode_mod.load_vectors(frozen / VECTORS_FILE), method["k"], method["selectors"], evidence, groups
     )
     drift = [
         f"{r['task_id']}/{r['method']}" for r in recomputed if rankings.get((r["task_id"], r["method"])) != r["ranking"]

@@ -4,7 +4,10 @@ A :class:`TaskVectors` holds the pool's document IDs (pool order), the L2-normal
 the question, of each written requirement and of each pool document, and — for the selectors
 that use requirement evidence — ``probs[d, r]``, the calibrated probability that pool document
 ``d`` covers requirement ``r`` (:mod:`nclue.select.evidence`), and ``pool_scores[d]``, the
-pool's retrieval score when the pool came from a retriever. None of these is a label.
+pool's retrieval score when the pool came from a retriever; ``groups[d]``, the near-duplicate
+group of each pool document (:mod:`nclue.index.duplicates`; ``None`` = every document alone), and
+``allowed``, the candidates a selector may pick (``None`` = the whole pool;
+:mod:`nclue.select.redundancy` narrows it). None of these is a label.
 """
 
 from __future__ import annotations
@@ -28,11 +31,18 @@ class TaskVectors:
     docs: np.ndarray
     probs: np.ndarray | None = None
     pool_scores: np.ndarray | None = None
+    groups: np.ndarray | None = None
+    allowed: np.ndarray | None = None
 
     @property
     def facets(self) -> np.ndarray:
         """``(m+1, dim)``: the question followed by the requirements."""
         return np.vstack([self.question[None, :], self.requirements])
+
+    @property
+    def candidates(self) -> np.ndarray:
+        """Boolean mask of the pool positions a selector may pick (normalisers still read the whole pool)."""
+        return np.ones(len(self.ids), dtype=bool) if self.allowed is None else np.asarray(self.allowed, dtype=bool)
 
     @property
     def keys(self) -> list[tuple[int, int, str]]:

@@ -52,23 +52,25 @@ def pick(gains: np.ndarray, keys: list, candidates: np.ndarray) -> int:
     return int(min(tied, key=lambda j: keys[int(candidates[j])]))
 
 
-def greedy_coverage(ncos: np.ndarray, gram: np.ndarray, keys: list, k: int) -> list[int]:
-    """Greedy maximisation of ``F`` for exactly ``k`` steps; returns pool positions in
-    selection order.
+def greedy_coverage(
+    ncos: np.ndarray, gram: np.ndarray, keys: list, k: int, allowed: np.ndarray | None = None
+) -> list[int]:
+    """Greedy maximisation of ``F`` for exactly ``k`` steps over the ``allowed`` pool positions
+    (default: all); returns pool positions in selection order.
 
     Each step adds the unselected document with the largest ``F(S ∪ {d}) − F(S)``, computed
     for all candidates at once: ``[Σ_f max(c_f, ncos_fd) − Σ_f c_f − Σ_{e∈S} gram_de / C(k,2)]
     / (m+1)`` where ``c_f`` is the current facet maximum. Ties go to the smaller ``keys`` entry.
     """
     n = ncos.shape[1]
-    if k > n:
-        raise ValueError(f"pool of {n} documents is smaller than k={k}")
+    free = np.ones(n, dtype=bool) if allowed is None else np.array(allowed, dtype=bool)
+    if k > int(free.sum()):
+        raise ValueError(f"pool of {int(free.sum())} candidate documents is smaller than k={k}")
     n_facets = ncos.shape[0]
     pair_weight = 1.0 / comb(k, 2) if k > 1 else 0.0
     current = np.zeros(n_facets)
     penalty = np.zeros(n)
     chosen: list[int] = []
-    free = np.ones(n, dtype=bool)
     for _ in range(k):
         candidates = np.nonzero(free)[0]
         cover_gain = np.maximum(ncos[:, candidates], current[:, None]).sum(axis=0) - current.sum()

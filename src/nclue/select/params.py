@@ -25,3 +25,5 @@ class SelectOptions:
     pool: str = DEFAULT_POOL
     pool_depth: int = DEFAULT_DEPTH
     selector: str = DEFAULT_SELECTOR
+    near_duplicates: float = 0.10
+    """Word-shingle resemblance at which two pool documents are near-copies (:mod:`nclue.index.duplicates`)."""

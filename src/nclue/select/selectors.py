@@ -34,6 +34,7 @@ from nclue.errors import NclueError
 from nclue.select import diversify
 from nclue.select.inputs import TaskVectors, order
 from nclue.select.objective import greedy_coverage, normalised_cosines, pick, positive_gram
+from nclue.select.redundancy import without_redundancy
 
 GATE_FACTOR = 2
 
@@ -41,12 +42,12 @@ GATE_FACTOR = 2
 def select_dense(tv: TaskVectors, k: int) -> list[int]:
     """Question-cosine order, truncated at k."""
     cosine = tv.docs.astype(np.float64) @ tv.question.astype(np.float64)
-    return order(cosine, tv.keys, range(len(tv.ids)))[:k]
+    return order(cosine, tv.keys, np.nonzero(tv.candidates)[0])[:k]
 
 
 def select_coverage(tv: TaskVectors, k: int) -> list[int]:
     """The seed's fixed coverage selector (greedy on ``F``)."""
-    return greedy_coverage(normalised_cosines(tv.facets, tv.docs), positive_gram(tv.docs), tv.keys, k)
+    return greedy_coverage(normalised_cosines(tv.facets, tv.docs), positive_gram(tv.docs), tv.keys, k, tv.candidates)
 
 
 def select_gated(tv: TaskVectors, k: int) -> list[int]:
@@ -54,7 +55,7 @@ def select_gated(tv: TaskVectors, k: int) -> list[int]:
     ncos = normalised_cosines(tv.facets, tv.docs)
     relevance = ncos.mean(axis=0)
     keys = tv.keys
-    gate = np.array(order(relevance, keys, range(len(tv.ids)))[: GATE_FACTOR * k], dtype=np.int64)
+    gate = np.array(order(relevance, keys, np.nonzero(tv.candidates)[0])[: GATE_FACTOR * k], dtype=np.int64)
     req = ncos[1:]
     m = req.shape[0]
     current = np.zeros(m)
@@ -84,20 +85,30 @@ READS_VECTORS: frozenset[str] = frozenset({*R03_SELECTORS, "mmr"})
 """The selectors that read the question, requirement or document vectors."""
 
 
-def check_selectors(names: list[str] | tuple[str, ...]) -> None:
+USER_SELECTORS: dict[str, Callable[[TaskVectors, int], list[int]]] = {
+    **SELECTORS,
+    diversify.SET_COVER: diversify.select_setcover,
+}
+"""What ``nclue coverage select`` offers: every k-selector and the set-cover mode."""
+
+
+def check_selectors(names: list[str] | tuple[str, ...], known: dict = SELECTORS) -> None:
     """Refuse unknown selector names with one line listing every known one."""
-    unknown = [n for n in names if n not in SELECTORS]
+    unknown = [n for n in names if n not in known]
     if unknown:
         import difflib
 
-        close = difflib.get_close_matches(unknown[0], list(SELECTORS), n=1)
+        close = difflib.get_close_matches(unknown[0], list(known), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise NclueError(f"unknown selector {unknown[0]!r}{hint}; choose from {', '.join(SELECTORS)}")
+        if unknown[0] in USER_SELECTORS:
+            hint = " (the set-cover mode returns a variable number of documents; use it with `nclue coverage select`)"
+        raise NclueError(f"unknown selector {unknown[0]!r}{hint}; choose from {', '.join(known)}")
 
 
 def run_selector(name: str, tv: TaskVectors, k: int) -> list[str]:
-    """Run the selector ``name`` on one task; returns k document IDs in rank order."""
+    """Run the selector ``name`` on one task under the near-duplicate rule
+    (:func:`nclue.select.redundancy.without_redundancy`); returns k document IDs in rank order."""
     check_selectors([name])
     if len(tv.ids) < k:
         raise NclueError(f"task {tv.task_id!r}: pool of {len(tv.ids)} documents is smaller than k={k}")
-    return [tv.ids[p] for p in SELECTORS[name](tv, k)]
+    return [tv.ids[p] for p in without_redundancy(SELECTORS[name], tv, k)]

@@ -9,7 +9,9 @@
 3. **vectors** for the vector-based selectors: the query and requirements encoded by the
    collection's dense model, and each document's vector from the collection's dense index (the
    document's first chunk — the opening window R03 encodes — so nothing is encoded per document);
-4. **selector** — any of :data:`nclue.select.selectors.SELECTORS` (default ``expected``).
+4. **selector** — any of :data:`nclue.select.selectors.USER_SELECTORS` (default ``expected``;
+   ``setcover`` returns the smallest covering set and ignores k), under the near-duplicate rule
+   (:mod:`nclue.select.redundancy`, groups from :mod:`nclue.index.duplicates`).
 
 The pool is sorted by ID before selection (the tie rule of every selector), and its retrieval
 scores feed the ``retriever`` selector. :class:`CoverageSelector` keeps a collection open
@@ -30,7 +32,8 @@ from nclue.evidence.signals import EvidenceSource, check_texts
 from nclue.select.evidence import COVER_THRESHOLD, EvidenceModel
 from nclue.select.inputs import TaskVectors
 from nclue.select.params import SelectOptions
-from nclue.select.selectors import READS_VECTORS, SELECTORS, check_selectors
+from nclue.select.redundancy import select_distinct
+from nclue.select.selectors import READS_VECTORS, USER_SELECTORS, check_selectors
 from nclue.select.tasks import id_key
 from nclue.tables import Table, Tabular
 
@@ -93,6 +96,9 @@ class Selection(Tabular):
     verdicts: dict[str, str]
     pool_best: dict[str, dict] = field(default_factory=dict)
     calibration: dict = field(default_factory=dict)
+    near_copies: tuple[dict, ...] = ()
+    """Pool documents left out as near-copies of a selected one that add no coverage
+    (``doc_id``, ``copy_of``, ``resemblance``; :mod:`nclue.select.redundancy`)."""
 
     @property
     def uncovered(self) -> tuple[str, ...]:
@@ -106,6 +112,7 @@ class Selection(Tabular):
             "selected": [s.to_json() for s in self.selected],
             "verdicts": dict(self.verdicts),
             "pool_best": self.pool_best,
+            "near_copies": list(self.near_copies),
             "uncovered": list(self.uncovered),
             "selector": self.selector,
             "pool": self.pool,
@@ -130,6 +137,17 @@ class Selection(Tabular):
                 f"Not covered by the selection: {'; '.join(self.uncovered)}."
                 if self.uncovered
                 else "Every requirement is covered."
+            )
+            + (
+                " Left out as near-copies adding no coverage: "
+                + "; ".join(
+                    f"{c['doc_id'].rsplit('/', 1)[-1]} (of {c['copy_of'].rsplit('/', 1)[-1]}, "
+                    f"resemblance {c['resemblance']:.2f})"
+                    for c in self.near_copies
+                )
+                + "."
+                if self.near_copies
+                else ""
             )
         )
         grid = Table(
@@ -158,10 +176,18 @@ class Selection(Tabular):
 class CoverageSelector:
     """An opened collection with its evidence model, answering one query at a time."""
 
-    def __init__(self, collection: str | os.PathLike[str], calibration: Calibration | str | Path | None = None) -> None:
+    def __init__(
+        self,
+        collection: str | os.PathLike[str],
+        calibration: Calibration | str | Path | None = None,
+        near_duplicates: float = SelectOptions.near_duplicates,
+    ) -> None:
+        from nclue.index.duplicates import open_duplicates
         from nclue.systems.registry import Workspace
 
         self.workspace = Workspace(collection)
+        self.duplicates = open_duplicates(collection)
+        self.resemblance = near_duplicates
         source = EvidenceSource.from_workspace(self.workspace)
         self.calibration = (
             calibration
@@ -199,7 +225,7 @@ class CoverageSelector:
         """Select ``k`` documents for one query (module docstring)."""
         from nclue.systems.backbone import Request
 
-        check_selectors([selector])
+        check_selectors([selector], USER_SELECTORS)
         reqs = parse_requirements(query, requirements)
         check_texts(reqs)
         if k < 1 or pool_depth < 1:
@@ -228,8 +254,19 @@ class CoverageSelector:
             tv.docs,
             evidence.probs,
             np.array([scores[d] for d in ids], dtype=np.float64),
+            self.duplicates.groups(ids, self.resemblance),
         )
-        picked = SELECTORS[selector](tv, k)
+        picked, left_out = select_distinct(USER_SELECTORS[selector], tv, k)
+        first_of = {int(tv.groups[q]): q for q in reversed(picked)}  # the best-ranked selected member
+        near_copies = [
+            {
+                "doc_id": ids[p],
+                "copy_of": ids[first_of[int(tv.groups[p])]],
+                "resemblance": round(self.duplicates.resemblance_of(ids[p], ids[first_of[int(tv.groups[p])]]), 4),
+            }
+            for p in left_out
+            if int(tv.groups[p]) in first_of
+        ]
         selected = tuple(
             Selected(
                 rank=rank,
@@ -269,6 +306,7 @@ class CoverageSelector:
                 "signals": list(self.calibration.signals),
                 "fitted_on": self.calibration.provenance.get("release"),
             },
+            near_copies=tuple(near_copies),
         )
 
 
@@ -281,6 +319,9 @@ def select_documents(
     pool_depth: int = SelectOptions.pool_depth,
     selector: str = SelectOptions.selector,
     calibration: Calibration | str | Path | None = None,
+    near_duplicates: float = SelectOptions.near_duplicates,
 ) -> Selection:
     """Open ``collection`` and answer one query (:meth:`CoverageSelector.select`)."""
-    return CoverageSelector(collection, calibration).select(query, requirements, k, pool, pool_depth, selector)
+    return CoverageSelector(collection, calibration, near_duplicates).select(
+        query, requirements, k, pool, pool_depth, selector
+    )
