@@ -188,3 +188,7 @@ def test_adapter_json_feeds_the_freeze_manifest(release, tmp_path, encoder):
     assert result.manifest["pool"]["kind"] == "qrels-oracle"
     assert "adapter.json" in result.manifest["inputs"]
     assert str(bench / "qrels.jsonl") in result.manifest["barrier"]["protected"]
+    import hashlib
+
+    digest = hashlib.sha256((tmp_path / "t" / "judgments.jsonl").read_bytes()).hexdigest()
+    assert result.manifest["judgments"]["sha256"] == digest  # recorded by adapt, never read by the freeze

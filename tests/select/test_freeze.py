@@ -9,8 +9,9 @@ import pytest
 
 from nclue.errors import NclueError
 from nclue.io import sha256_file
+from nclue.select.barrier import judgment_barrier
 from nclue.select.evaluate import evaluate, verify_report
-from nclue.select.freeze import MANIFEST_FILE, RANKINGS_FILE, freeze, judgment_barrier, resolve_freeze
+from nclue.select.freeze import MANIFEST_FILE, RANKINGS_FILE, freeze, resolve_freeze, scoring_code_sha256
 
 
 def test_barrier_refuses_label_opens_only_while_active(task_dir):
@@ -206,3 +207,18 @@ def test_verify_report_reproduces_and_names_a_changed_cell(task_dir, tmp_path, e
         f"splits/all/methods/expected/ndcg: recorded {summary['splits']['all']['methods']['expected']['ndcg']!r}, "
         f"recomputed {check.report['all'].methods['expected']['ndcg']!r}"
     ]
+
+
+def test_the_freeze_fingerprints_the_judgments_without_opening_them(task_dir, tmp_path, encoder):
+    judgments = task_dir / "judgments.jsonl"
+    frz = freeze(task_dir, tmp_path / "frz", encoder=encoder, selectors=["dense"])
+    recorded = frz.manifest["judgments"]
+    assert recorded["bytes"] == judgments.stat().st_size and recorded["sha256"] is None  # hand-made: no adapter
+    assert frz.manifest["scoring_code_sha256"] == scoring_code_sha256()
+    report = evaluate(task_dir, frz.path, judgments, tmp_path / "out")
+    assert report.judgments_as_frozen is True and report.scoring_code_as_frozen is True
+    other = tmp_path / "other-judges.jsonl"
+    other.write_text(judgments.read_text() + "\n")
+    assert evaluate(task_dir, frz.path, other, tmp_path / "out").judgments_as_frozen is False
+    ledger = verify_report(task_dir, frz.path, other, tmp_path / "out").ledger
+    assert [row["judgments_as_frozen"] for row in ledger] == [True, False]

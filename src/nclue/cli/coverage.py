@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from nclue.select.params import JUDGMENT_PATTERNS, SelectOptions
+from nclue.select.params import BARRIER_PATTERNS, SelectOptions
 from nclue.tables import Format
 
 _SELECT = SelectOptions()
@@ -122,14 +122,15 @@ def freeze(
     ),
     crossfit: bool = typer.Option(False, help="Score each requirement with the calibration fold fitted without it."),
     barrier_pattern: list[str] = typer.Option(
-        list(JUDGMENT_PATTERNS), "--barrier-pattern", help="Path-component pattern refused while freezing."
+        list(BARRIER_PATTERNS), "--barrier-pattern", help="Path-component pattern refused while freezing."
     ),
     protect: list[Path] = typer.Option([], "--protect", help="A labels file refused under any name (repeatable)."),
 ) -> None:
     """Encode, compute requirement evidence and write every label-free ranking, with a SHA-256 manifest.
 
-    Judgment files (any path component matching a barrier pattern, or a protected file under any
-    name) cannot be opened while this runs.
+    Judgment and outcome files (any path component matching a barrier pattern, or a protected file
+    under any name) cannot be opened while this runs: the freeze runs in a child process the kernel
+    forbids to read them (Landlock, Linux 5.13+), and behind an audit hook that refuses them by name.
 
     Example: nclue coverage freeze examples/coverage -o runs/coverage-freeze
     """
@@ -148,7 +149,10 @@ def freeze(
             crossfit=crossfit, patterns=tuple(barrier_pattern), protect=tuple(protect),
         )  # fmt: skip
     _warn(result.warnings)
-    typer.echo(f"froze {result.manifest['tasks']} tasks, {result.manifest['documents']} documents → {result.path}")
+    typer.echo(
+        f"froze {result.manifest['tasks']} tasks, {result.manifest['documents']} documents → {result.path} "
+        f"(barrier: {result.manifest['barrier']['kind']})"
+    )
 
 
 def evaluate(
@@ -179,6 +183,10 @@ def evaluate(
             on_task=lambda: progress.advance(bar),
             freeze_id=freeze_id,
         )
+    if report.judgments_as_frozen is False:
+        _warn([f"{judgments} is not the judgments file the freeze fingerprinted; the ledger records it"])
+    if report.scoring_code_as_frozen is False:
+        _warn(["the scoring code changed since the freeze; the ledger records it"])
     typer.echo(f"scored {report['all'].tasks} tasks (freeze {report.freeze}) → {out / 'results.md'}")
 
 
@@ -206,11 +214,16 @@ def verify(
     )
     for row in result.ledger:
         typer.echo(
-            f"  {row['evaluated_at']}  freeze {row['freeze']}  judgments {row['judgments_sha256'][:12]}  "
-            f"scoring code {row['scoring_code_sha256'][:12]}  summary {row['summary_sha256'][:12]}"
+            f"  {row['evaluated_at']}  freeze {row['freeze']}  judgments {row['judgments_sha256'][:12]}"
+            f"{_as_frozen(row.get('judgments_as_frozen'))}  scoring code {row['scoring_code_sha256'][:12]}"
+            f"{_as_frozen(row.get('scoring_code_as_frozen'))}  summary {row['summary_sha256'][:12]}"
         )
     if not result.ok:
         raise typer.Exit(1)
+
+
+def _as_frozen(same: bool | None) -> str:
+    return "" if same is None else (" (as frozen)" if same else " (NOT the frozen one)")
 
 
 coverage_app.command("select")(select)

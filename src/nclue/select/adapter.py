@@ -205,6 +205,7 @@ def adapt_release(
         "tasks": len(tasks),
         "documents": len(docs),
         "judgments": len(judgments),
+        "judgments_sha256": sha256_file(out / JUDGMENTS_FILE),
         "skipped_small_pools": skipped,
         "k": k,
         "pool": rule,

@@ -25,7 +25,14 @@ from nclue.errors import NclueError
 from nclue.io import atomic_write_text, json_leaves, sha256_file, write_json, write_jsonl
 from nclue.select.diversify import SELECTORS as EVIDENCE_AND_RETRIEVER
 from nclue.select.encode import load_vectors
-from nclue.select.freeze import MANIFEST_FILE, VECTORS_FILE, load_rankings, verify_freeze
+from nclue.select.freeze import (
+    MANIFEST_FILE,
+    VECTORS_FILE,
+    judgments_as_frozen,
+    load_rankings,
+    scoring_code_sha256,
+    verify_freeze,
+)
 from nclue.select.metrics import METRICS, TaskScore, score_task, summarise
 from nclue.select.oracle import labeled_oracle
 from nclue.select.results import CoverageReport, CoverageSplit, Interval, case_table, label, paired_intervals
@@ -134,6 +141,8 @@ def score_freeze(
         freeze=frozen.name,
         freeze_manifest_sha256=sha256_file(frozen / MANIFEST_FILE),
         judgments_sha256=sha256_file(judgments),
+        judgments_as_frozen=judgments_as_frozen(manifest, judgments),
+        scoring_code_as_frozen=manifest.get("scoring_code_sha256") == scoring_code_sha256(),
         missing_judgments={t.task_id: labels[t.task_id].missing for t in tasks if labels[t.task_id].missing},
         oracle=oracle_stats,
         splits=splits,
@@ -172,16 +181,6 @@ def evaluate(
 
 
 LEDGER_FILE = "ledger.jsonl"
-SCORING_CODE = ("evaluate.py", "metrics.py", "oracle.py", "results.py", "tasks.py")
-"""The modules that turn a freeze and judgments into scores (hashed into every ledger row)."""
-
-
-def scoring_code_sha256() -> str:
-    """SHA-256 over ``(name, SHA-256)`` of the scoring modules (:data:`SCORING_CODE`)."""
-    from nclue.io import sha256_bytes
-
-    here = Path(__file__).parent
-    return sha256_bytes("\n".join(f"{n}\t{sha256_file(here / n)}" for n in SCORING_CODE).encode())
 
 
 def read_ledger(out_dir: str | Path) -> list[dict]:
@@ -203,7 +202,9 @@ def _append_ledger(out: Path, report: CoverageReport, judgments: str | Path) -> 
         "freeze_manifest_sha256": report.freeze_manifest_sha256,
         "judgments": str(judgments),
         "judgments_sha256": report.judgments_sha256,
+        "judgments_as_frozen": report.judgments_as_frozen,
         "scoring_code_sha256": scoring_code_sha256(),
+        "scoring_code_as_frozen": report.scoring_code_as_frozen,
         "summary_sha256": sha256_file(out / SUMMARY_FILE),
     }
     write_jsonl(out / LEDGER_FILE, [*read_ledger(out), row])

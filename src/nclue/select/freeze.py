@@ -1,44 +1,30 @@
 """Pre-outcome freeze (R03): hash method, code, inputs, vectors, evidence and label-free rankings
 before any judgment file may be opened, and verify all of it before scoring.
 
-``docs/coverage.md#pre-outcome-freeze``. ``freeze`` runs inside :func:`judgment_barrier`, a
-process audit hook (:func:`sys.addaudithook`, PEP 578) that makes every ``open``/``os.open`` of
-a refused file raise :class:`PermissionError` — a real barrier, not a convention. A file is
-refused when
-
-* any component of the path as given, or of its real path (symbolic links resolved), matches
-  one of the patterns (shell wildcards, lower-cased; default ``*judgment*``, ``*qrels*``; the
-  caller may give others) — so a link with an innocent name pointing at ``judgments.jsonl``, or
-  ``qrels/test.tsv``, is refused; or
-* it is one of the protected files — the task set's own ``judgments.jsonl``, the adapted
-  release's qrels files and any file the caller names — under any name: the check compares the
-  device and inode numbers, so a hard link or symbolic link to it is refused too.
-
-A *copy* of the labels under an unrelated name is a different file and is not caught; give a
-pattern for it. A child process is outside the hook. Audit hooks cannot be removed, so the hook
-is installed once and is a no-op while no barrier is active.
+``docs/coverage.md#pre-outcome-freeze``. ``freeze`` works behind the barrier of
+:mod:`nclue.select.barrier`: by default in a child process that the kernel (Landlock) forbids
+to read the judgment and outcome files, and always inside the audit hook that refuses them by
+name or inode. An encoder object given by the caller cannot cross into a child, so such a freeze
+runs in this process behind the hook alone, and its manifest says so.
 
 Every freeze goes to a new folder ``OUT/<UTC time>`` (``YYYYmmddTHHMMSSZ``, a ``-2``… suffix
 within one second), written under a hidden name and renamed when complete, so no freeze is ever
 overwritten; :func:`resolve_freeze` picks the latest complete one unless told which. A freeze
 folder holds ``vectors.npz``, ``evidence.npz`` (when an evidence selector is frozen),
-``rankings.jsonl``, ``method.json`` and ``manifest.json`` (SHA-256 of the method description,
-of the label-free code in :data:`CODE_FILES`, of the task inputs and of every output; the
-adapter's pool rule; warnings; the barrier). :func:`verify_freeze` recomputes every hash and
-re-derives every ranking from the frozen vectors and evidence; any difference refuses.
+``near_duplicates.json``, ``rankings.jsonl``, ``method.json`` and ``manifest.json`` (SHA-256 of
+the method description, of the label-free code in :data:`CODE_FILES`, of the task inputs and of
+every output; the adapter's pool rule with the judgments' SHA-256 it recorded; warnings; the
+barrier). :func:`verify_freeze` recomputes every hash and re-derives every ranking from the
+frozen vectors and evidence; any difference refuses.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import json
 import os
-import sys
 import tempfile
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,9 +39,10 @@ from nclue.io import dumps_canonical, iter_jsonl, sha256_bytes, sha256_file, wri
 from nclue.models.encoder import Encoder
 from nclue.release import BEIR_QRELS, QRELS_FILE, QUERIES_FILE
 from nclue.select import encode as encode_mod
+from nclue.select.barrier import barrier_kind, judgment_barrier, landlock_abi, pattern_files, run_sealed
 from nclue.select.diversify import EVIDENCE_SELECTORS, EXACT_MAX_SUBSETS, LAMBDA
 from nclue.select.evidence import EvidenceModel, docs_source
-from nclue.select.params import JUDGMENT_PATTERNS, SelectOptions
+from nclue.select.params import BARRIER_PATTERNS, SelectOptions
 from nclue.select.selectors import GATE_FACTOR, SELECTORS, check_selectors, run_selector
 from nclue.select.tasks import DOCS_FILE, JUDGMENTS_FILE, TASKS_FILE, Task, check_pool_sizes, load_docs, load_tasks
 
@@ -92,84 +79,50 @@ CODE_FILES: tuple[str, ...] = (
     "index/dense.py",
 )
 
-_lock = threading.Lock()
-_active: list[tuple[tuple[str, ...], frozenset[tuple[int, int]]]] = []
-_installed = False
-
-
-def refusal(target: str, patterns: Sequence[str], protected: frozenset[tuple[int, int]] = frozenset()) -> str | None:
-    """Why opening ``target`` is refused under a barrier, or ``None`` (see the module docstring)."""
-    given = os.path.abspath(target)
-    real = os.path.realpath(target)
-    for path in dict.fromkeys((given, real)):
-        for part in Path(path).parts:
-            low = part.lower()
-            for pattern in patterns:
-                if fnmatch.fnmatchcase(low, pattern):
-                    return f"path component {part!r} matches {pattern!r}"
-    if protected:
-        try:
-            info = os.stat(real)
-        except OSError:
-            return None
-        if (info.st_dev, info.st_ino) in protected:
-            return "it is a protected judgment file (the same file under another name)"
-    return None
-
-
-def _audit(event: str, args: tuple) -> None:
-    if event != "open" or not _active:
-        return
-    target = args[0]
-    if isinstance(target, int):
-        return
-    name = os.fsdecode(target)
-    for patterns, protected in list(_active):
-        why = refusal(name, patterns, protected)
-        if why is not None:
-            raise PermissionError(
-                f"pre-outcome freeze in progress: opening {name!r} is refused ({why}); "
-                "if it holds no labels, move it or change the barrier patterns"
-            )
-
-
-def file_ids(paths: Sequence[str | os.PathLike[str]]) -> frozenset[tuple[int, int]]:
-    """``(device, inode)`` of each existing file among ``paths`` (links resolved)."""
-    out = set()
-    for path in paths:
-        try:
-            info = os.stat(path)
-        except OSError:
-            continue
-        out.add((info.st_dev, info.st_ino))
-    return frozenset(out)
-
-
-@contextmanager
-def judgment_barrier(
-    patterns: Sequence[str] = JUDGMENT_PATTERNS, protect: Sequence[str | os.PathLike[str]] = ()
-) -> Iterator[None]:
-    """Refuse, for the duration of the block, any open of a file whose path (as given or
-    resolved) has a component matching one of ``patterns`` (lower-cased shell wildcards), or
-    which is one of the ``protect`` files under any name (device and inode)."""
-    global _installed
-    entry = (tuple(p.lower() for p in patterns), file_ids(protect))
-    with _lock:
-        if not _installed:
-            sys.addaudithook(_audit)
-            _installed = True
-        _active.append(entry)
-    try:
-        yield
-    finally:
-        with _lock:
-            _active.remove(entry)
-
 
 def code_hashes() -> dict[str, str]:
     """SHA-256 of each existing file of :data:`CODE_FILES`."""
     root = Path(__file__).resolve().parent.parent
     return {rel: sha256_file(root / rel) for rel in CODE_FILES if (root / rel).is_file()}
+
+
+SCORING_CODE: tuple[str, ...] = (
+    "select/evaluate.py",
+    "select/metrics.py",
+    "select/oracle.py",
+    "select/results.py",
+    "select/tasks.py",
+)
+"""The modules that turn a freeze and judgments into scores (hashed into the manifest and every ledger row)."""
+
+
+def scoring_code_sha256() -> str:
+    """SHA-256 over ``(name, SHA-256)`` of the scoring modules (:data:`SCORING_CODE`)."""
+    root = Path(__file__).resolve().parent.parent
+    return sha256_bytes("\n".join(f"{n}\t{sha256_file(root / n)}" for n in SCORING_CODE).encode())
+
+
+def judgments_fingerprint(path: Path, adapter: dict) -> dict | None:
+    """The judgments file's fingerprint, taken without opening it: its SHA-256 as ``nclue coverage
+    adapt`` recorded it in ``adapter.json`` (when it wrote the task set), and its size and
+    modification time (``os.stat``); ``None`` when there is no judgments file."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return {"sha256": adapter.get("judgments_sha256"), "bytes": info.st_size, "mtime_ns": info.st_mtime_ns}
+
+
+def judgments_as_frozen(manifest: dict, judgments: str | Path) -> bool | None:
+    """Whether ``judgments`` is the file the freeze fingerprinted (SHA-256 when recorded, else size
+    and modification time); ``None`` when the freeze recorded none."""
+    frozen = manifest.get("judgments")
+    if not frozen:
+        return None
+    if frozen.get("sha256"):
+        return sha256_file(judgments) == frozen["sha256"]
+    info = os.stat(judgments)
+    return info.st_size == frozen["bytes"] and info.st_mtime_ns == frozen["mtime_ns"]
 
 
 def method_description(
@@ -381,9 +334,10 @@ def freeze(
     collection: str | Path | None = None,
     calibration: Calibration | str | Path | None = None,
     crossfit: bool = False,
-    patterns: Sequence[str] = JUDGMENT_PATTERNS,
+    patterns: Sequence[str] = BARRIER_PATTERNS,
     protect: Sequence[str | Path] = (),
     near_duplicates: float = NEAR_DUPLICATES,
+    sealed: bool | None = None,
 ) -> FreezeResult:
     """Encode, compute evidence, rank and hash a task set while judgment files cannot be opened.
 
@@ -392,8 +346,10 @@ def freeze(
     page per ``docs.jsonl`` document); ``calibration`` a :class:`Calibration` or its file
     (default: the packaged one); ``crossfit`` applies each requirement's held-out fold model;
     ``near_duplicates`` the resemblance at which pool documents are near-copies (the collection's
-    stored pairs, or the ``docs.jsonl`` texts' when there is no collection).
-    ``on_block(n)`` reports encoding progress (:func:`nclue.select.encode.encode_task_set`).
+    stored pairs, or the ``docs.jsonl`` texts' when there is no collection). ``sealed``: run in a
+    child process sealed by Landlock (default: whenever the kernel has Landlock and no
+    ``encoder`` object is given; ``True`` refuses where it cannot). ``on_block(n)`` reports
+    encoding progress (:func:`nclue.select.encode.encode_task_set`).
     """
     if selectors is not None:
         check_selectors(selectors)
@@ -402,13 +358,67 @@ def freeze(
     src, root = Path(task_dir), Path(out_dir)
     adapter = read_adapter(src)
     guarded = [src / JUDGMENTS_FILE, *protect]
+    scanned = [src, src.parent]
     if adapter.get("release"):
         release = Path(adapter["release"])
         guarded += [release / QRELS_FILE, release / BEIR_QRELS]
-    warnings: list[str] = []
+        scanned.append(release)
     cal = calibration if isinstance(calibration, Calibration) or calibration is None else Calibration.load(calibration)
     if cal is not None and not crossfit:
         refuse_own_release(cal, adapter)
+    kernel = landlock_abi() > 0
+    if sealed and (not kernel or encoder is not None):
+        raise NclueError(
+            "a sealed freeze needs Landlock (Linux 5.13 or later) and the encoder by name (--encoder), not an object"
+        )
+    seal = kernel and encoder is None if sealed is None else sealed
+    protected = sorted({str(p) for p in [*guarded, *pattern_files(scanned, patterns)] if Path(p).is_file()})
+    kwargs = {
+        "src": src,
+        "root": root,
+        "encoder_kind": encoder_kind,
+        "k": k,
+        "selectors": selectors,
+        "collection": collection,
+        "calibration": cal,
+        "crossfit": crossfit,
+        "patterns": tuple(patterns),
+        "guarded": guarded,
+        "near_duplicates": near_duplicates,
+        "barrier": {
+            "kind": barrier_kind() if seal else "audit hook only (this process)",
+            "patterns": [p.lower() for p in patterns],
+            "protected": [str(p) for p in guarded if Path(p).exists()],
+            "sealed_files": protected if seal else [],
+        },
+    }
+    if seal:
+        root.mkdir(parents=True, exist_ok=True)
+        return run_sealed(freeze_behind_barrier, kwargs, protected, root, on_block)
+    return freeze_behind_barrier(**kwargs, encoder=encoder, on_block=on_block)
+
+
+def freeze_behind_barrier(
+    src: Path,
+    root: Path,
+    encoder_kind: str,
+    k: int,
+    selectors: list[str] | None,
+    collection: str | Path | None,
+    calibration: Calibration | None,
+    crossfit: bool,
+    patterns: tuple[str, ...],
+    guarded: list[str | Path],
+    near_duplicates: float,
+    barrier: dict,
+    encoder: Encoder | None = None,
+    on_block: Callable[[int], None] | None = None,
+) -> FreezeResult:
+    """The freeze itself, inside :func:`~nclue.select.barrier.judgment_barrier` (in a sealed child
+    when :func:`freeze` chose one)."""
+    adapter = read_adapter(src)
+    warnings: list[str] = []
+    cal = calibration
     with judgment_barrier(patterns, guarded):
         tasks = load_tasks(src, warn=warnings.append)
         names = list(selectors) if selectors is not None else default_selectors(tasks)
@@ -472,11 +482,10 @@ def freeze(
             "tasks": len(tasks),
             "documents": int(vectors.doc_ids.size),
             "pool": adapter.get("pool", {"kind": "given", "rule": f"the pools written in {TASKS_FILE}"}),
+            "judgments": judgments_fingerprint(src / JUDGMENTS_FILE, adapter),
+            "scoring_code_sha256": scoring_code_sha256(),
             "warnings": warnings,
-            "barrier": {
-                "patterns": [p.lower() for p in patterns],
-                "protected": sorted(str(p) for p in guarded if Path(p).exists()),
-            },
+            "barrier": barrier,
         }
         write_json(out / MANIFEST_FILE, manifest)
         os.replace(out, final)

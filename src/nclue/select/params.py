@@ -12,7 +12,11 @@ DEFAULT_DEPTH = 30
 DEFAULT_SELECTOR = "expected"
 """The selector ``nclue coverage select`` uses."""
 JUDGMENT_PATTERNS: tuple[str, ...] = ("*judgment*", "*qrels*")
-"""Path-component patterns the freeze barrier refuses."""
+"""Path-component patterns of label files the freeze barrier refuses."""
+OUTCOME_PATTERNS: tuple[str, ...] = ("scores.jsonl", "summary.json", "ledger.jsonl")
+"""Outcome files of ``nclue coverage evaluate`` (per-task scores, the summary, the ledger) the barrier refuses."""
+BARRIER_PATTERNS: tuple[str, ...] = JUDGMENT_PATTERNS + OUTCOME_PATTERNS
+"""Everything the freeze barrier refuses by name."""
 ORACLE_POOL = "qrels"
 """The pool name that selects the labeled (oracle) pool."""
 

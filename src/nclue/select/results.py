@@ -188,6 +188,10 @@ class CoverageReport(Tabular):
     missing_judgments: Mapping[str, int]
     oracle: Mapping[str, int]
     splits: Mapping[str, CoverageSplit]
+    judgments_as_frozen: bool | None = None
+    """Whether the judgments scored are the file the freeze fingerprinted (``None``: none recorded)."""
+    scoring_code_as_frozen: bool | None = None
+    """Whether the scoring code is the code the freeze hashed."""
 
     def __getitem__(self, split: str) -> CoverageSplit:
         return self.splits[split]
@@ -199,6 +203,8 @@ class CoverageReport(Tabular):
                 "freeze": self.freeze,
                 "freeze_manifest_sha256": self.freeze_manifest_sha256,
                 "judgments_sha256": self.judgments_sha256,
+                "judgments_as_frozen": self.judgments_as_frozen,
+                "scoring_code_as_frozen": self.scoring_code_as_frozen,
                 "missing_judgments": dict(self.missing_judgments),
                 "oracle": dict(self.oracle),
                 "bootstrap": {"draws": DRAWS, "seed": SEED, "level": LEVEL},
