@@ -49,6 +49,8 @@ QUERIES_FILE = "queries.jsonl"
 QRELS_FILE = "qrels.jsonl"
 CORPUS_FILE = "corpus.jsonl"
 PARAPHRASES_FILE = "paraphrases.jsonl"
+READING_FILE = "reading.jsonl"
+"""A reader-judged release's reading record (per query: pool, judged documents, judgments)."""
 PARAPHRASE = "paraphrase"
 BEIR_QRELS = Path("qrels") / "test.tsv"
 MAX_PAGE = 2**31 - 1

@@ -121,7 +121,7 @@ def test_adapter_maps_queries_to_tasks(release, tmp_path):
     assert lab.agreed[pos["pkg/doc3.pdf"]].tolist() == [True, False]
 
 
-def test_adapter_distractors_are_grade_zero_and_seeded(release, tmp_path):
+def test_adapter_distractors_are_seeded_and_drawn_without_the_labels(release, tmp_path):
     bench, coll = release
     adapt_release(bench, coll, tmp_path / "a", distractors=2, seed=5, pool="qrels")
     adapt_release(bench, coll, tmp_path / "b", distractors=2, seed=5, pool="qrels")
@@ -131,7 +131,34 @@ def test_adapter_distractors_are_grade_zero_and_seeded(release, tmp_path):
     q1 = tasks[0]
     assert len(q1.pool) == 8
     lab = load_judgments(tmp_path / "a" / "judgments.jsonl", tasks)["q1"]
-    assert int((lab.grade == 0).sum()) == 2
+    assert int((lab.grade == 0).sum()) == 2  # q1's six judged documents are all in its oracle pool
+    # a judged pool of two documents: the draw over the other seven ignores the labels, so over
+    # seeds it reaches q1's judged documents too, and those keep their grades
+    reading = [{"qid": "q1", "judged": ["pkg/doc0.pdf", "pkg/doc8.pdf"]}, {"qid": "q2", "judged": ["pkg/doc6.pdf"]}]
+    jsonl(bench / "reading.jsonl", reading)
+    drawn_grades = set()
+    for seed in range(12):
+        adapt_release(bench, coll, tmp_path / f"s{seed}", distractors=3, seed=seed, pool="judged", k=2)
+        tasks = load_tasks(tmp_path / f"s{seed}")
+        lab = load_judgments(tmp_path / f"s{seed}" / "judgments.jsonl", tasks)["q1"]
+        extra = [i for i, d in enumerate(tasks[0].pool) if d not in ("pkg/doc0.pdf", "pkg/doc8.pdf")]
+        drawn_grades |= {int(lab.grade[i]) for i in extra}
+    assert drawn_grades == {0, 1, 2}
+
+
+def test_judged_pool_keeps_grade_zero_documents(release, tmp_path):
+    bench, coll = release
+    with pytest.raises(NclueError, match="no reading.jsonl.*--judge reader"):
+        adapt_release(bench, coll, tmp_path / "t", pool="judged")
+    jsonl(bench / "reading.jsonl", [{"qid": "q1", "judged": ["pkg/doc0.pdf", "pkg/doc1.pdf", "pkg/doc7.pdf"]}])
+    report = adapt_release(bench, coll, tmp_path / "t", pool="judged", k=3)
+    assert report["pool"]["kind"] == "judged" and report["unread_pool_documents"] == 0
+    (task,) = load_tasks(tmp_path / "t")
+    assert task.pool == ("pkg/doc0.pdf", "pkg/doc1.pdf", "pkg/doc7.pdf")
+    grades = load_judgments(tmp_path / "t" / "judgments.jsonl", [task])["q1"].grade.tolist()
+    assert grades == [2, 1, 0]  # doc7 was judged and established nothing: grade 0, in the pool
+    assert report["pool"]["typed"].startswith("absent: struct.decompose(hmean) cannot run")
+    assert task.typed_scores is None
 
 
 def test_adapter_refuses_inconsistent_grade(release, tmp_path):

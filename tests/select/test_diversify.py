@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -145,6 +146,10 @@ def test_facility_location_fills_with_relevance_once_saturated():
 def test_retriever_order_and_missing_inputs_are_explained():
     probs = np.zeros((3, 1))
     assert run_selector("retriever", task(probs, scores=np.array([0.2, 0.9, 0.9])), 2) == ["1", "2"]
+    typed = dataclasses.replace(task(probs), typed_scores=np.array([0.5, 0.1, 0.5]))
+    assert run_selector("typed", typed, 2) == ["0", "2"]  # score order, the tie to the smaller ID
+    with pytest.raises(NclueError, match="'typed' needs the typed comparator's scores"):
+        run_selector("typed", task(probs), 2)
     with pytest.raises(NclueError, match="pool_scores"):
         run_selector("retriever", task(probs), 2)
     bare = TaskVectors("t", ("a", "b", "c"), np.ones(2), np.ones((1, 2)), np.eye(3, 2))
@@ -158,7 +163,9 @@ def test_every_selector_returns_k_distinct_pool_positions():
     probs = rng.random((9, 3))
     docs = rng.normal(size=(9, 4))
     docs /= np.linalg.norm(docs, axis=1, keepdims=True)
-    tv = TaskVectors("t", tuple(str(i) for i in range(9)), docs[0], docs[1:4], docs, probs, rng.random(9))
+    tv = TaskVectors(
+        "t", tuple(str(i) for i in range(9)), docs[0], docs[1:4], docs, probs, rng.random(9), typed_scores=rng.random(9)
+    )
     for name in SELECTORS:
         picked = run_selector(name, tv, 5)
         assert len(set(picked)) == 5 and set(picked) <= set(tv.ids), name

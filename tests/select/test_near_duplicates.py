@@ -111,6 +111,7 @@ def pool(probs: list[list[float]], groups: list[int] | None = None) -> TaskVecto
         p,
         np.linspace(1.0, 0.0, n),
         None if groups is None else np.array(groups),
+        np.linspace(1.0, 0.0, n),
     )
 
 

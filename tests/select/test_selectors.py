@@ -70,6 +70,6 @@ def test_coverage_and_dense_are_deterministic_and_distinct():
 def test_unknown_selector_and_small_pool_are_refused():
     tv = random_task(1, n=4)
     with pytest.raises(NclueError, match="unknown selector"):
-        run_selector("typed", tv, 3)
+        run_selector("greedy", tv, 3)
     with pytest.raises(NclueError, match="smaller than k=5"):
         run_selector("dense", tv, 5)

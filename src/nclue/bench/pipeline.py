@@ -47,10 +47,9 @@ from nclue.io import (
     write_jsonl,
 )
 from nclue.query import render_forms
-from nclue.release import BEIR_QRELS, CORPUS_FILE, PARAPHRASES_FILE, QRELS_FILE, QUERIES_FILE, Release
+from nclue.release import BEIR_QRELS, CORPUS_FILE, PARAPHRASES_FILE, QRELS_FILE, QUERIES_FILE, READING_FILE, Release
 from nclue.types import CorpusDoc, Judgment, Query
 
-READING_FILE = "reading.jsonl"
 JUDGMENTS_FILE = "judgments.jsonl"
 RELEASE_FILES = (
     CORPUS_FILE,

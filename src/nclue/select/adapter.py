@@ -11,18 +11,28 @@ Mapping (one task per query):
     (:func:`nclue.systems.run.run_systems`) — retrieval decides the pool, the qrels only judge it;
   - a **run file** (TREC or nclue JSONL): its ``depth`` best documents per query (score
     descending, file order on ties);
-  - ``qrels`` — the **oracle pool**: the query's judged documents (every ``qrels.jsonl`` row,
-    grade ≥ 1). The pool itself is then made from labels; it is a diagnostic setting, labelled
-    as such in ``adapter.json`` and in every freeze manifest made from it;
+  - ``judged`` — **R03's judged pool**: every document judged for the query, those judged to
+    establish nothing (grade 0) included — a reader-judged release's ``reading.jsonl`` lists
+    them (``judged``). Which documents were judged was decided by the release's pooling, not by
+    the grades, so the pool carries no label beyond "was read";
+  - ``qrels`` — the **oracle pool**: the query's documents with a ``qrels.jsonl`` row (grade
+    ≥ 1). The pool itself is then made from labels; it is a diagnostic setting, labelled as such
+    in ``adapter.json`` and in every freeze manifest made from it;
 
   plus ``distractors`` documents drawn per query with ``numpy.random.default_rng(seed)`` from
-  the release corpus outside the judged documents and the pool. Pools are sorted by ID, so pool
+  the release corpus outside the pool — **label-free**: the draw never looks at the judgments,
+  so a distractor may be a judged document and keeps its grade. Pools are sorted by ID, so pool
   order carries no label; a retrieved pool keeps its retrieval scores in ``pool_scores``
   (aligned with ``pool``; label-free) for the ``retriever`` selector;
+* ``typed_scores`` — each pool document's score under the typed comparator
+  (:data:`nclue.select.diversify.TYPED_SYSTEM`, run over the whole collection; a document it does
+  not return scores below every one it does), when the collection has a structure index;
 * labels: one judge, ``inventory``, whose marks are agreed by definition: grade = clue count,
   requirements = the conditions with a non-empty evidence page set; a pool document without a
-  qrels row has grade 0 exactly, because a release emits every document with a non-empty
-  inventory page set for some condition of the query (``docs/construction.md#composition``).
+  qrels row has grade 0: exactly so for a rule-built release, which emits every document with a
+  non-empty inventory page set for some condition of the query
+  (``docs/construction.md#composition``); for a reader-judged release, a document outside
+  ``reading.jsonl``'s judged set was never read and counts as 0 (``adapter.json`` counts them).
 
 Document text rule (label-free): the document's pages in page order, whitespace collapsed,
 concatenated until ``max_chars`` characters (default 2,000 — more than the 256 word pieces the
@@ -44,8 +54,8 @@ import numpy as np
 from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 from nclue.io import sha256_file, write_json, write_jsonl
-from nclue.release import Release
-from nclue.select.params import DEFAULT_DEPTH, DEFAULT_POOL, ORACLE_POOL
+from nclue.release import READING_FILE, Release
+from nclue.select.params import DEFAULT_DEPTH, DEFAULT_POOL, JUDGED_POOL, ORACLE_POOL
 from nclue.select.tasks import DOCS_FILE, JUDGMENTS_FILE, TASKS_FILE, id_key
 from nclue.types import DEFAULT_FORM, Run
 
@@ -119,6 +129,41 @@ def retrieved_pools(
     return pools, rule
 
 
+def judged_documents(bench: Path) -> dict[str, list[str]] | None:
+    """``qid → documents judged for it`` from a reader-judged release's ``reading.jsonl`` (``None``: no such file)."""
+    from nclue.io import iter_jsonl
+
+    path = bench / READING_FILE
+    if not path.is_file():
+        return None
+    return {row["qid"]: list(row["judged"]) for _, row in iter_jsonl(path)}
+
+
+def typed_scores(
+    release: Release, store: PageStore, collection: Path, form: str, progress: bool
+) -> tuple[dict[str, dict[str, float]] | None, str]:
+    """``qid → {doc_id: score}`` of the typed comparator over the whole collection, and a note for
+    ``adapter.json``; ``None`` (and why) when the collection cannot run it."""
+    from nclue.select.diversify import TYPED_SYSTEM
+    from nclue.systems.registry import Workspace
+    from nclue.systems.run import run_systems
+
+    try:
+        report = run_systems(
+            release,
+            Workspace(collection, store),
+            [TYPED_SYSTEM],
+            form=form,
+            depth=len(store.doc_ids),
+            progress=progress,
+        )
+    except NclueError as exc:
+        return None, f"absent: {TYPED_SYSTEM} cannot run on {collection} ({exc})"
+    ((name, run),) = report.runs.items()
+    scores = {qid: {d.doc_id: float(d.score) for d in docs} for qid, docs in run.rankings.items()}
+    return scores, f"{name} over the whole collection ({len(store.doc_ids)} documents)"
+
+
 def adapt_release(
     bench_dir: str | Path,
     collection_dir: str | Path,
@@ -148,24 +193,41 @@ def adapt_release(
         qrels.setdefault(j.qid, {})[j.doc_id] = (j.grade, [i + 1 for i, c in enumerate(conditions) if j.pages.get(c)])
     corpus = sorted((d.doc_id for d in release.corpus), key=id_key)
     store = PageStore.open(collection)
+    read = judged_documents(bench)
+    given: dict[str, list[str]] | None = None
     if pool == ORACLE_POOL:
         retrieved = None
+        given = {qid: list(docs) for qid, docs in qrels.items()}
         rule = {
             "kind": "qrels-oracle",
-            "rule": "the query's judged documents (every qrels row): an oracle pool made from the labels",
+            "rule": "the query's documents with a qrels row (grade >= 1): an oracle pool made from the labels",
+        }
+    elif pool == JUDGED_POOL:
+        if read is None:
+            raise NclueError(
+                f"{bench}: no {READING_FILE}, so the release records no judged pool with its grade-0 documents; "
+                "adapt a reader-judged release (`nclue build --judge reader`) or use a retrieved pool"
+            )
+        retrieved, given = None, read
+        rule = {
+            "kind": "judged",
+            "rule": f"every document judged for the query ({READING_FILE} 'judged'), grade 0 included",
         }
     else:
         retrieved, rule = retrieved_pools(release, store, collection, pool, depth, form, progress)
+    typed, typed_note = typed_scores(release, store, collection, form, progress)
+    rule["typed"] = typed_note
     rule.update({"distractors": distractors, "seed": seed})
     rng = np.random.default_rng(seed)
     tasks, judgments, skipped, used = [], [], [], set()
+    unread = 0
     for query in release.queries:
         judged = qrels.get(query.qid, {})
         scores = dict(retrieved[query.qid]) if retrieved is not None else {}
-        members = list(scores) if retrieved is not None else list(judged)
+        members = list(scores) if retrieved is not None else list(given.get(query.qid, []))
         extra: list[str] = []
         if distractors:
-            taken = set(judged) | set(members)
+            taken = set(members)
             outside = [d for d in corpus if d not in taken]
             take = min(distractors, len(outside))
             extra = [outside[i] for i in sorted(rng.choice(len(outside), size=take, replace=False))] if take else []
@@ -183,7 +245,13 @@ def adapt_release(
         if retrieved is not None:
             floor = min(scores.values(), default=0.0)
             task["pool_scores"] = [scores.get(d, floor - 1.0) for d in pool_ids]
+        if typed is not None:
+            own = typed.get(query.qid, {})
+            floor = min(own.values(), default=0.0)
+            task["typed_scores"] = [own.get(d, floor - 1.0) for d in pool_ids]
         tasks.append(task)
+        if read is not None:
+            unread += sum(d not in judged and d not in set(read.get(query.qid, [])) for d in pool_ids)
         for doc_id in pool_ids:
             grade, reqs = judged.get(doc_id, (0, []))
             judgments.append(
@@ -211,6 +279,7 @@ def adapt_release(
         "pool": rule,
         "distractors": distractors,
         "seed": seed,
+        "unread_pool_documents": unread if read is not None else None,
         "max_chars": max_chars,
         "text_rule": "leading pages, whitespace collapsed, first max_chars characters",
     }

@@ -33,6 +33,8 @@ before any outcome was seen (``LAMBDA = 0.5``), not tuned.
   once every requirement is served) to the larger ``g``.
 * ``retriever`` — the pool in its retriever's score order (``pool_scores``), the k best: what
   the pool's retriever would have returned.
+* ``typed`` — the pool in the order of the typed comparator, :data:`TYPED_SYSTEM` (``typed_scores``):
+  SPEC's fixed historical comparator, the structure-typed retriever chosen on development labels.
 * ``setcover`` (``coverage select`` only; it ignores k) — the smallest set of documents covering
   every requirement some pool document covers (``P ≥ 0.5``): exact by enumeration of sizes 1, 2,
   … (ties: larger ``Σ g``, then smaller IDs) while that is at most ``EXACT_MAX_SUBSETS`` subsets,
@@ -261,6 +263,22 @@ def select_retriever(tv: TaskVectors, k: int) -> list[int]:
     return order(np.asarray(tv.pool_scores, dtype=np.float64), tv.keys, np.nonzero(tv.candidates)[0])[:k]
 
 
+TYPED_SYSTEM = "struct.decompose(hmean)"
+"""The typed comparator's system: structure-typed page evidence (a section heading, not a mention),
+the setting chosen on the development reader labels (``docs/structure.md``) and fixed since — a
+historical comparator in R03's sense, never tuned on a coverage outcome."""
+
+
+def select_typed(tv: TaskVectors, k: int) -> list[int]:
+    """The pool in the typed comparator's score order (``typed_scores`` descending, ties to the smaller ID)."""
+    if tv.typed_scores is None:
+        raise NclueError(
+            f"selector 'typed' needs the typed comparator's scores, which task {tv.task_id!r} lacks "
+            "(tasks.jsonl field 'typed_scores', written by `nclue coverage adapt` on a collection with a structure index)"
+        )
+    return order(np.asarray(tv.typed_scores, dtype=np.float64), tv.keys, np.nonzero(tv.candidates)[0])[:k]
+
+
 COVER_AT = 0.5
 """``P`` at which a document counts as covering a requirement in set-cover mode (the verdict threshold)."""
 
@@ -323,6 +341,7 @@ SELECTORS: dict[str, Callable[[TaskVectors, int], list[int]]] = {
     "mmr": select_mmr,
     "facility": select_facility,
     "retriever": select_retriever,
+    "typed": select_typed,
 }
 EVIDENCE_SELECTORS: tuple[str, ...] = ("evidence", "expected", "xquad", "pm2", "mmr", "facility")
 """The selectors that read ``probs``."""

@@ -67,8 +67,16 @@ class FrozenVectors:
         rows = rows[np.argsort(self.facet_index[rows], kind="stable")]
         docs = self.doc_vectors[[row_of[d] for d in task.pool]]
         scores = None if task.pool_scores is None else np.asarray(task.pool_scores, dtype=np.float64)
+        typed = None if task.typed_scores is None else np.asarray(task.typed_scores, dtype=np.float64)
         return TaskVectors(
-            task.task_id, task.pool, self.facet_vectors[rows[0]], self.facet_vectors[rows[1:]], docs, probs, scores
+            task.task_id,
+            task.pool,
+            self.facet_vectors[rows[0]],
+            self.facet_vectors[rows[1:]],
+            docs,
+            probs,
+            scores,
+            typed_scores=typed,
         )
 
 

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from nclue.errors import NclueError
 from nclue.io import atomic_write_text, json_leaves, sha256_file, write_json, write_jsonl
@@ -35,7 +36,16 @@ from nclue.select.freeze import (
 )
 from nclue.select.metrics import METRICS, TaskScore, score_task, summarise
 from nclue.select.oracle import labeled_oracle
-from nclue.select.results import CoverageReport, CoverageSplit, Interval, case_table, label, paired_intervals
+from nclue.select.results import (
+    CoverageReport,
+    CoverageSplit,
+    Interval,
+    case_table,
+    crossed_intervals,
+    label,
+    paired_intervals,
+    requirement_incidence,
+)
 from nclue.select.tasks import ALL_SPLIT, MissingPolicy, Task, load_docs, load_judgments, load_tasks, split_names
 from nclue.tables import render
 
@@ -48,23 +58,29 @@ CONTRASTS: tuple[tuple[str, str], ...] = (
     *((name, "dense") for name in EVIDENCE_AND_RETRIEVER),
     ("expected", "evidence"),
     ("expected", "retriever"),
+    ("expected", "typed"),
 )
 """Every declared contrast ``a − b``; those whose selectors were frozen are reported."""
 SUMMARY_FILE = "summary.json"
 
 
-def _effects(scores: dict[str, list[TaskScore]], methods: list[str]) -> dict[str, dict[str, Interval]]:
-    """Paired intervals of every declared contrast and metric, from one shared set of task draws."""
+def _effects(
+    scores: dict[str, list[TaskScore]], methods: list[str], incidence: sp.spmatrix | None = None
+) -> dict[str, dict[str, Interval]]:
+    """Intervals of every declared contrast and metric, from one shared set of draws: paired task
+    bootstrap, or the crossed task × requirement bootstrap when ``incidence`` is given."""
     pairs = [(a, b) for a, b in CONTRASTS if a in methods and b in methods]
     if not pairs:
         return {}
-    rows = [
-        np.array([getattr(s, metric) for s in scores[a]], dtype=float)
-        - np.array([getattr(s, metric) for s in scores[b]], dtype=float)
-        for a, b in pairs
-        for metric in METRICS
-    ]
-    intervals = iter(paired_intervals(np.stack(rows)))
+    rows = np.stack(
+        [
+            np.array([getattr(s, metric) for s in scores[a]], dtype=float)
+            - np.array([getattr(s, metric) for s in scores[b]], dtype=float)
+            for a, b in pairs
+            for metric in METRICS
+        ]
+    )
+    intervals = iter(paired_intervals(rows) if incidence is None else crossed_intervals(rows, incidence))
     return {f"{a}-minus-{b}": {metric: next(intervals) for metric in METRICS} for a, b in pairs}
 
 
@@ -133,8 +149,14 @@ def score_freeze(
     for split in split_names(tasks):
         members = [t for t in tasks if split == ALL_SPLIT or split in t.splits]
         scores = {name: [per_task[t.task_id][name] for t in members] for name in methods}
+        incidence, distinct = requirement_incidence([t.requirements for t in members])
         splits[split] = CoverageSplit(
-            split, len(members), {name: summarise(scores[name]) for name in methods}, _effects(scores, methods)
+            split,
+            len(members),
+            {name: summarise(scores[name]) for name in methods},
+            _effects(scores, methods),
+            _effects(scores, methods, incidence),
+            distinct,
         )
     report = CoverageReport(
         k=k,

@@ -271,10 +271,13 @@ def load_groups(path: Path, tasks: list[Task]) -> dict[str, np.ndarray]:
 
 
 def default_selectors(tasks: list[Task]) -> list[str]:
-    """Every selector whose inputs the task set has (``retriever`` needs ``pool_scores`` on every task)."""
+    """Every selector whose inputs the task set has (``retriever`` needs ``pool_scores`` on every task,
+    ``typed`` needs ``typed_scores``)."""
     names = list(SELECTORS)
     if any(t.pool_scores is None for t in tasks):
         names.remove("retriever")
+    if any(t.typed_scores is None for t in tasks):
+        names.remove("typed")
     return names
 
 
@@ -422,6 +425,11 @@ def freeze_behind_barrier(
     with judgment_barrier(patterns, guarded):
         tasks = load_tasks(src, warn=warnings.append)
         names = list(selectors) if selectors is not None else default_selectors(tasks)
+        if "typed" in names and any(t.typed_scores is None for t in tasks):
+            raise NclueError(
+                f"{src / TASKS_FILE}: selector 'typed' needs 'typed_scores' on every task; "
+                "adapt on a collection with a structure index (`nclue index COLL --all`) or leave it out"
+            )
         if "retriever" in names and any(t.pool_scores is None for t in tasks):
             raise NclueError(
                 f"{src / TASKS_FILE}: selector 'retriever' needs 'pool_scores' on every task; "

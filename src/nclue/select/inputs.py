@@ -4,7 +4,8 @@ A :class:`TaskVectors` holds the pool's document IDs (pool order), the L2-normal
 the question, of each written requirement and of each pool document, and — for the selectors
 that use requirement evidence — ``probs[d, r]``, the calibrated probability that pool document
 ``d`` covers requirement ``r`` (:mod:`nclue.select.evidence`), and ``pool_scores[d]``, the
-pool's retrieval score when the pool came from a retriever; ``groups[d]``, the near-duplicate
+pool's retrieval score when the pool came from a retriever; ``typed_scores[d]``, the typed
+comparator's score (:data:`nclue.select.diversify.TYPED_SYSTEM`); ``groups[d]``, the near-duplicate
 group of each pool document (:mod:`nclue.index.duplicates`; ``None`` = every document alone), and
 ``allowed``, the candidates a selector may pick (``None`` = the whole pool;
 :mod:`nclue.select.redundancy` narrows it). None of these is a label.
@@ -32,6 +33,7 @@ class TaskVectors:
     probs: np.ndarray | None = None
     pool_scores: np.ndarray | None = None
     groups: np.ndarray | None = None
+    typed_scores: np.ndarray | None = None
     allowed: np.ndarray | None = None
 
     @property

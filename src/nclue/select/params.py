@@ -19,6 +19,8 @@ BARRIER_PATTERNS: tuple[str, ...] = JUDGMENT_PATTERNS + OUTCOME_PATTERNS
 """Everything the freeze barrier refuses by name."""
 ORACLE_POOL = "qrels"
 """The pool name that selects the labeled (oracle) pool."""
+JUDGED_POOL = "judged"
+"""The pool name that selects R03's judged pool: every document judged for the query, grade 0 included."""
 
 
 @dataclass(frozen=True)

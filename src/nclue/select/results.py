@@ -17,12 +17,13 @@ requirements at rank``. Every table is a :class:`~nclue.tables.Table`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 from nclue.io import json_safe
-from nclue.stats import bootstrap_replicates
+from nclue.stats import bootstrap_replicates, crossed_weights
 from nclue.tables import Table, Tabular
 
 DRAWS = 10_000
@@ -40,6 +41,7 @@ LABELS: dict[str, str] = {
     "mmr": "MMR",
     "facility": "Facility location",
     "retriever": "Retriever order",
+    "typed": "Typed (fixed historical)",
     "oracle": "Labeled oracle — diagnostic",
 }
 RESULT_HEADER = (
@@ -87,6 +89,41 @@ def paired_intervals(deltas: np.ndarray, draws: int = DRAWS, seed: int = SEED, l
     return [Interval(float(d.mean()), float(lo), float(hi)) for d, lo, hi in zip(deltas, low, high)]
 
 
+def requirement_incidence(requirements: Sequence[Sequence[str]]) -> tuple[sp.csr_matrix, int]:
+    """``(distinct requirements, tasks)`` 0/1 matrix: which task writes which requirement (compared
+    case-folded, whitespace collapsed), and the number of distinct requirements."""
+    index: dict[str, int] = {}
+    rows, cols = [], []
+    for t, reqs in enumerate(requirements):
+        for r in dict.fromkeys(" ".join(q.split()).casefold() for q in reqs):
+            rows.append(index.setdefault(r, len(index)))
+            cols.append(t)
+    shape = (max(len(index), 1), len(requirements))
+    return sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=shape), len(index)
+
+
+def crossed_intervals(
+    deltas: np.ndarray, incidence: sp.spmatrix, draws: int = DRAWS, seed: int = SEED, level: float = LEVEL
+) -> list[Interval]:
+    """Crossed task × requirement bootstrap interval of the mean of each row of ``deltas (M, T)``.
+
+    Tasks that write the same requirement are not independent, so a task-only bootstrap is too
+    narrow when requirements recur. Owen's (2007) pigeonhole bootstrap: independent Poisson(1)
+    weights ``w_t`` on tasks and ``u_r`` on distinct requirements; task t weighs
+    ``w_t · Π_{r ∈ R(t)} u_r`` (the product rule of the n-Clue crossed bootstrap,
+    :func:`nclue.stats.crossed_weights`). A replicate's estimate is the weighted mean; replicates
+    of total weight 0 are dropped. Percentile interval; the point estimate is the plain mean.
+    """
+    deltas = np.atleast_2d(np.asarray(deltas, dtype=np.float64))
+    weight = crossed_weights(incidence, "product", draws, seed)
+    total = weight.sum(axis=0)
+    valid = total > 0
+    means = (deltas @ weight[:, valid]) / total[valid]
+    tail = (1.0 - level) / 2.0 * 100.0
+    low, high = np.percentile(means, [tail, 100.0 - tail], axis=1)
+    return [Interval(float(d.mean()), float(lo), float(hi)) for d, lo, hi in zip(deltas, low, high, strict=True)]
+
+
 def label(method: str) -> str:
     """Display name of a method (the name itself when unknown)."""
     return LABELS.get(method, method)
@@ -115,13 +152,20 @@ def _interval(iv: Interval) -> str:
     return f"{iv.estimate:+.4f} [{iv.low:+.4f}, {iv.high:+.4f}]"
 
 
-def effects_table(effects: Mapping[str, Mapping[str, Interval]], caption: str = "") -> Table:
+def effects_table(
+    effects: Mapping[str, Mapping[str, Interval]], caption: str = "", crossed: bool = False, shared: str = ""
+) -> Table:
     """One row per contrast ``a-minus-b`` with nDCG, coverage and α-nDCG intervals."""
     rows = tuple(
         (name, _interval(iv["ndcg"]), _interval(iv["coverage"]), _interval(iv["alpha_ndcg"]))
         for name, iv in effects.items()
     )
-    note = f"{DRAWS:,} paired task bootstrap draws, seed {SEED}; percentile intervals, exploratory."
+    note = (
+        f"{DRAWS:,} crossed task × requirement bootstrap draws (Poisson weights on tasks and on distinct "
+        f"requirements, product rule), seed {SEED}; {shared}; percentile intervals, exploratory."
+        if crossed
+        else f"{DRAWS:,} paired task bootstrap draws, seed {SEED}; percentile intervals, exploratory."
+    )
     return Table(EFFECT_HEADER, rows, caption=caption, notes=(note,))
 
 
@@ -168,12 +212,18 @@ class CoverageSplit:
     tasks: int
     methods: Mapping[str, Mapping[str, float]]
     effects: Mapping[str, Mapping[str, Interval]]
+    crossed: Mapping[str, Mapping[str, Interval]] = field(default_factory=dict)
+    """The same contrasts with crossed task × requirement intervals (:func:`crossed_intervals`)."""
+    requirements: int = 0
+    """Distinct requirements among the split's tasks."""
 
     def to_json(self) -> dict:
         return {
             "tasks": self.tasks,
+            "requirements": self.requirements,
             "methods": {n: dict(v) for n, v in self.methods.items()},
             "effects": {n: {m: asdict(iv) for m, iv in ivs.items()} for n, ivs in self.effects.items()},
+            "effects_crossed": {n: {m: asdict(iv) for m, iv in ivs.items()} for n, ivs in self.crossed.items()},
         }
 
 
@@ -218,4 +268,13 @@ class CoverageReport(Tabular):
             out.append(results_table(split.methods, f"Coverage selection, split {name} ({split.tasks} tasks)"))
             if split.effects:
                 out.append(effects_table(split.effects, f"Paired effects, split {name} ({split.tasks} tasks)"))
+            if split.crossed:
+                out.append(
+                    effects_table(
+                        split.crossed,
+                        f"Paired effects with shared requirements, split {name} ({split.tasks} tasks)",
+                        crossed=True,
+                        shared=f"{split.tasks} tasks write {split.requirements} distinct requirements",
+                    )
+                )
         return out

@@ -3,8 +3,9 @@
 A *task set* is a directory with three JSON Lines files (see ``docs/coverage.md``):
 
 * ``tasks.jsonl``  ``{"task_id", "question", "requirements": [str, ...], "pool": [doc_id, ...],
-  "splits": [tag, ...], "pool_scores": [number, ...]}`` (``splits`` and ``pool_scores`` — the
-  retrieval score of each pool document, aligned with ``pool`` — optional) — label-free; this is
+  "splits": [tag, ...], "pool_scores": [number, ...], "typed_scores": [number, ...]}`` (``splits``,
+  ``pool_scores`` — the retrieval score of each pool document, aligned with ``pool`` — and
+  ``typed_scores`` — the typed comparator's score of each, likewise — optional) — label-free; this is
   all the freeze may read besides documents. Any other field is ignored with a warning (a
   per-pool grade written here would be a label inside the frozen inputs).
 * ``docs.jsonl``   ``{"doc_id", "title", "text"}``.
@@ -39,7 +40,7 @@ TASKS_FILE = "tasks.jsonl"
 DOCS_FILE = "docs.jsonl"
 JUDGMENTS_FILE = "judgments.jsonl"
 ALL_SPLIT = "all"
-TASK_FIELDS: tuple[str, ...] = ("task_id", "question", "requirements", "pool", "splits", "pool_scores")
+TASK_FIELDS: tuple[str, ...] = ("task_id", "question", "requirements", "pool", "splits", "pool_scores", "typed_scores")
 
 MissingPolicy = Literal["error", "zero"]
 
@@ -59,6 +60,7 @@ class Task:
     pool: tuple[str, ...]
     splits: tuple[str, ...] = ()
     pool_scores: tuple[float, ...] | None = None
+    typed_scores: tuple[float, ...] | None = None
 
     @property
     def m(self) -> int:
@@ -124,6 +126,16 @@ def _warn(message: str) -> None:
     warnings.warn(message, UserWarning, stacklevel=3)
 
 
+def _aligned_scores(row: dict, field: str, size: int, task_id: str, path: Path, line: int) -> tuple[float, ...] | None:
+    """``row[field]`` as one finite number per pool document, or ``None`` when absent."""
+    scores = row.get(field)
+    if scores is None:
+        return None
+    if not isinstance(scores, list) or len(scores) != size:
+        raise NclueError(f"{where(path, line)}: task {task_id!r}: {field!r} must list one number per pool document")
+    return tuple(require_finite(v, path, line, field) for v in scores)
+
+
 def load_tasks(task_dir: str | Path, warn: Callable[[str], None] | None = None) -> list[Task]:
     """Read and validate ``tasks.jsonl``: unique IDs, non-empty question and requirements,
     a non-empty pool without duplicates, ``pool_scores`` (when present) one finite number per
@@ -164,23 +176,9 @@ def load_tasks(task_dir: str | Path, warn: Callable[[str], None] | None = None) 
             dup = sorted({p for p in pool if pool.count(p) > 1}, key=id_key)
             raise NclueError(f"{where(path, line)}: task {task_id!r} lists pool documents twice: {dup}")
         splits = _str_list(row.get("splits", []), path, line, "splits")
-        scores = row.get("pool_scores")
-        if scores is not None:
-            if not isinstance(scores, list) or len(scores) != len(pool):
-                raise NclueError(
-                    f"{where(path, line)}: task {task_id!r}: 'pool_scores' must list one number per pool document"
-                )
-            scores = [require_finite(v, path, line, "pool_scores") for v in scores]
-        tasks.append(
-            Task(
-                task_id,
-                question.strip(),
-                tuple(requirements),
-                tuple(pool),
-                tuple(splits),
-                None if scores is None else tuple(scores),
-            )
-        )
+        scores = _aligned_scores(row, "pool_scores", len(pool), task_id, path, line)
+        typed = _aligned_scores(row, "typed_scores", len(pool), task_id, path, line)
+        tasks.append(Task(task_id, question.strip(), tuple(requirements), tuple(pool), tuple(splits), scores, typed))
     if not tasks:
         raise NclueError(f"{path}: no tasks; write one JSON object per task")
     for extra, line in unknown.items():
