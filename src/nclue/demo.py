@@ -130,7 +130,9 @@ def run_demo(
     release just built (:func:`audited_qrels`), the report is written on its repaired qrels too.
     ``readers`` is the folder of committed reader replies (``data``: ``data/debian-docs/reader``
     and ``data/debian-docs-shift/reader``); with ``full``, the reader-judged benchmarks are
-    rebuilt from them (no reader is asked) and scored by the default matrix.
+    rebuilt from them (no reader is asked), scored by the default matrix, and each gets R03's
+    coverage study on its judged pools (grade-0 documents included; ``OUT/coverage-reader``,
+    ``OUT/coverage-shift-reader``).
     """
     from nclue.bench.params import BuildOptions
     from nclue.bench.pipeline import build
@@ -411,6 +413,10 @@ def _reader_benchmarks(out: Path, collection: Path, readers: Path, spec, workers
         _run_matrix(run_matrix, spec, bench, coll, runs, workers)
         _report(bench, runs, report, coll, None)
         console.print(f"{name} benchmark report: {report / 'index.md'}")
+        from nclue.select.params import JUDGED_POOL
+
+        coverage, _ = _coverage(bench, coll, out / f"coverage-{name}", pool=JUDGED_POOL)
+        console.print(coverage.to_rich())
         detail[name] = action
     return detail
 
@@ -448,23 +454,27 @@ def _skipped(out: Path, data: PaperReport | None, shift: tuple[Path, Path] | Non
     return lines
 
 
-def _coverage(bench: Path, collection: Path, out: Path) -> tuple[Table, bool]:
+def _coverage(bench: Path, collection: Path, out: Path, pool: str | None = None) -> tuple[Table, bool]:
     """Run the coverage study unless its inputs are unchanged; ``(its main table, kept)``.
 
     Its inputs: the release's checksums, the page store (``collection.json`` holds its
-    fingerprint), the indexes and the nclue source (the freeze itself refuses changed code).
+    fingerprint), the indexes, the pool (default: the retrieved one) and the nclue source (the
+    freeze itself refuses changed code).
     """
     import json
 
     from nclue.select.evaluate import SUMMARY_FILE
+    from nclue.select.params import DEFAULT_POOL
     from nclue.select.pipeline import RESULTS_DIR, run_coverage
     from nclue.select.results import results_table
 
+    pool = pool or DEFAULT_POOL
     summary = out / RESULTS_DIR / SUMMARY_FILE
     stamp = _inputs_digest([bench / "SHA256SUMS", collection / "collection.json"], [collection / "index"])
+    stamp = f"{stamp} {pool}"
     kept = summary.is_file() and _read_stamp(out) == stamp
     if not kept:
-        run_coverage(bench, collection, out, progress=True, log=console.print)
+        run_coverage(bench, collection, out, pool=pool, progress=True, log=console.print)
         atomic_write_text(out / REPORT_STAMP, stamp + "\n")
     split = json.loads(summary.read_text(encoding="utf-8"))["splits"]["all"]
     caption = f"Coverage selection, split all ({split['tasks']} tasks): {out / RESULTS_DIR / 'results.md'}"

@@ -21,12 +21,22 @@ def test_run_coverage_then_verify(phrase_bench, tmp_path):
     coll = tmp_path / "coll"
     shutil.copytree(source, coll)
     build_dense_index(coll, backend="onnx", max_chunks_per_page=1)
+    from nclue.corpus.structure import StructureParams, build_structure
+    from nclue.index.structure import build_heading_vectors
+
+    build_structure(coll, StructureParams(fonts="off"))
+    build_heading_vectors(coll)
     out = tmp_path / "coverage"
     lines: list[str] = []
     report = run_coverage(bench, coll, out, depth=6, k=2, log=lines.append)
     assert report["all"].tasks == 4 and "expected" in report["all"].methods
     adapter = json.loads((out / "tasks" / "adapter.json").read_text())
     assert adapter["pool"]["kind"] == "retrieval" and adapter["pool"]["depth"] == 6
+    # the typed comparator ran over the whole collection and is frozen and scored like any selector
+    assert adapter["pool"]["typed"].startswith("struct.decompose(hmean) over the whole collection (8 documents)")
+    assert "typed" in report["all"].methods and "expected-minus-typed" in report["all"].crossed
+    first = json.loads((out / "tasks" / "tasks.jsonl").read_text().splitlines()[0])
+    assert len(first["typed_scores"]) == len(first["pool"])
     (frozen,) = [p for p in (out / "freeze").iterdir() if not p.name.startswith(".")]
     method = json.loads((frozen / "method.json").read_text())
     assert method["evidence"]["crossfit"] is False

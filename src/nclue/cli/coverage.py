@@ -23,9 +23,12 @@ coverage_app = typer.Typer(
     no_args_is_help=True,
 )
 
-POOL_HELP = "Pool: a system name (e.g. bm25.decompose(distinct)), a run file, or 'qrels' (oracle pool, labels)."
+POOL_HELP = (
+    "Pool: a system name (e.g. bm25.decompose(distinct)), a run file, 'judged' (R03's judged pool, grade-0 "
+    "documents included: a reader-judged release), or 'qrels' (oracle pool, labels)."
+)
 SELECTOR_HELP = (
-    "Selector: expected (default), xquad, pm2, mmr, facility, evidence, retriever, or R03's dense, coverage, gated; "
+    "Selector: expected (default), xquad, pm2, mmr, facility, evidence, retriever, typed, or R03's dense, coverage, gated; "
     "select also takes setcover (the smallest set covering every coverable requirement; ignores --k)."
 )
 
@@ -125,6 +128,11 @@ def freeze(
         list(BARRIER_PATTERNS), "--barrier-pattern", help="Path-component pattern refused while freezing."
     ),
     protect: list[Path] = typer.Option([], "--protect", help="A labels file refused under any name (repeatable)."),
+    near_duplicates: float = typer.Option(
+        _SELECT.near_duplicates,
+        min=0.05,
+        help="Word-shingle resemblance at which two pool documents are near-copies (above 1 turns the rule off).",
+    ),
 ) -> None:
     """Encode, compute requirement evidence and write every label-free ranking, with a SHA-256 manifest.
 
@@ -146,7 +154,7 @@ def freeze(
         result = run_freeze(
             tasks, out, encoder_kind=encoder.value, k=k, selectors=list(selector) or None,
             on_block=lambda n: progress.advance(bar, n), collection=collection, calibration=calibration,
-            crossfit=crossfit, patterns=tuple(barrier_pattern), protect=tuple(protect),
+            crossfit=crossfit, patterns=tuple(barrier_pattern), protect=tuple(protect), near_duplicates=near_duplicates,
         )  # fmt: skip
     _warn(result.warnings)
     typer.echo(

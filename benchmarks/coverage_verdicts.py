@@ -1,0 +1,127 @@
+"""How often what ``nclue coverage`` tells a user is right, read against a task set's labels.
+
+Run: ``.venv/bin/python benchmarks/coverage_verdicts.py TASKS FREEZES [--selector expected]``
+
+``TASKS`` is a task set written by ``nclue coverage adapt`` (its ``adapter.json`` names the
+release, whose ``qrels.jsonl`` gives the labelled evidence pages); ``FREEZES`` a freeze of it (the
+latest is used). The labels are read here, after the freeze, as in ``nclue coverage evaluate``.
+A requirement is *covered* by a document when its judgment lists the requirement (the release's
+evidence pages for that condition are then non-empty); the evidence says so when ``P ≥ 0.5``.
+
+1. **Pairs** — every (task, pool document, requirement): precision and recall of ``P ≥ 0.5``.
+2. **Page shown first** — where ``P ≥ 0.5`` and the labels agree, how often the best page (the
+   first page ``select`` shows) is one of the release's evidence pages for that condition.
+3. **Verdicts** — per task and requirement of the ``--selector`` ranking: *uncovered* said (no
+   selected document has ``P ≥ 0.5``) against uncovered by the labels (no selected document
+   covers it): precision and recall, and the counts; likewise *not found in the pool*. Since
+   retrieved pools nearly always hold a covering document, also: for every (task, requirement)
+   the pool **without the documents the labels say cover it** (a label-made diagnostic pool, on
+   which the requirement is absent by construction) — how often the verdict is *not found in the
+   pool* (no remaining document has ``P ≥ 0.5``). Evidence is per document, so no re-freeze is
+   needed.
+4. **Near-copies** — per selector, slots held by a near-copy that adds no coverage (the rule of
+   ``nclue.select.redundancy``, on the freeze's own groups), and tasks selecting two members of
+   one group.
+
+Prints one Markdown table per part (the figures ``docs/coverage.md`` and the closing notes quote).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from nclue.io import iter_jsonl
+from nclue.select.freeze import GROUPS_FILE, load_evidence, load_groups, load_rankings, resolve_freeze
+from nclue.select.redundancy import redundant_slots
+from nclue.select.tasks import JUDGMENTS_FILE, load_tasks
+
+
+def ratio(a: int, b: int) -> str:
+    return f"{a / b:.3f} ({a}/{b})" if b else "— (0/0)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("tasks", type=Path)
+    parser.add_argument("freezes", type=Path)
+    parser.add_argument("--selector", default="expected")
+    args = parser.parse_args()
+    frozen = resolve_freeze(args.freezes)
+    tasks = load_tasks(args.tasks, warn=lambda _: None)
+    evidence = load_evidence(frozen, tasks)
+    if evidence is None:
+        raise SystemExit(f"{frozen}: no evidence was frozen")
+    rankings = load_rankings(frozen)
+    groups = load_groups(frozen / GROUPS_FILE, tasks)
+    adapter = json.loads((args.tasks / "adapter.json").read_text(encoding="utf-8"))
+    pages: dict[tuple[str, str, str], set[int]] = {}
+    for _, row in iter_jsonl(Path(adapter["release"]) / "qrels.jsonl"):
+        for condition, found in (row.get("pages") or {}).items():
+            pages[(row["qid"], row["doc_id"], condition)] = set(found)
+    covers: dict[tuple[str, str], set[int]] = {}
+    for _, row in iter_jsonl(args.tasks / JUDGMENTS_FILE):
+        covers[(row["task_id"], row["doc_id"])] = {r - 1 for r in row["requirements"]}
+
+    pair = Counter()
+    shown = Counter()
+    verdict = Counter()
+    pool_verdict = Counter()
+    absent = Counter()
+    for task in tasks:
+        probs, best = evidence.probs[task.task_id], evidence.best_page[task.task_id]
+        labelled = np.array([[r in covers.get((task.task_id, d), set()) for r in range(task.m)] for d in task.pool])
+        said = probs >= 0.5
+        pair[(True, True)] += int((said & labelled).sum())
+        pair[(True, False)] += int((said & ~labelled).sum())
+        pair[(False, True)] += int((~said & labelled).sum())
+        for i, d in enumerate(task.pool):
+            for r, condition in enumerate(task.requirements):
+                if said[i, r] and labelled[i, r]:
+                    shown[int(best[i, r]) in pages.get((task.task_id, d, condition), set())] += 1
+        for r in range(task.m):  # the pool without the documents that cover r: r is absent by the labels
+            rest = ~labelled[:, r]
+            if rest.any() and labelled[:, r].any():
+                absent[bool(said[rest, r].any())] += 1
+        position = {d: i for i, d in enumerate(task.pool)}
+        chosen = [position[d] for d in rankings[(task.task_id, args.selector)]]
+        for r in range(task.m):
+            verdict[(not said[chosen, r].any(), not labelled[chosen, r].any())] += 1
+            pool_verdict[(not said[:, r].any(), not labelled[:, r].any())] += 1
+
+    print(f"Freeze {frozen.name}, {len(tasks)} tasks, {sum(t.m for t in tasks)} requirement slots\n")
+    print("| Measure | Value |\n| :--- | ---: |")
+    print(f"| pairs: precision of P ≥ 0.5 | {ratio(pair[(True, True)], pair[(True, True)] + pair[(True, False)])} |")
+    print(f"| pairs: recall of P ≥ 0.5 | {ratio(pair[(True, True)], pair[(True, True)] + pair[(False, True)])} |")
+    print(f"| page shown first is a labelled evidence page | {ratio(shown[True], shown[True] + shown[False])} |")
+    for name, counts in ((f"{args.selector} selection", verdict), ("pool", pool_verdict)):
+        tp, fp, fn = counts[(True, True)], counts[(True, False)], counts[(False, True)]
+        print(f"| {name}: 'uncovered' said / uncovered by the labels | {tp + fp} / {tp + fn} |")
+        print(f"| {name}: precision of 'uncovered' | {ratio(tp, tp + fp)} |")
+        print(f"| {name}: recall of 'uncovered' | {ratio(tp, tp + fn)} |")
+    print(
+        "| pool without the covering documents: 'not found in the pool' said "
+        f"| {ratio(absent[False], absent[False] + absent[True])} |"
+    )
+
+    print("\n| Selector | Near-copy slots adding no coverage | Tasks with two of one group |")
+    print("| :--- | ---: | ---: |")
+    for method in sorted({m for _, m in rankings}):
+        slots = twice = 0
+        for task in tasks:
+            position = {d: i for i, d in enumerate(task.pool)}
+            ranking = [position[d] for d in rankings[(task.task_id, method)]]
+            g = groups[task.task_id]
+            slots += redundant_slots(ranking, g, evidence.probs[task.task_id])
+            twice += len(set(g[ranking].tolist())) < len(ranking)
+        print(f"| {method} | {slots} | {twice} |")
+    shared = sum(len(set(groups[t.task_id].tolist())) < len(t.pool) for t in tasks)
+    print(f"\n{shared} of {len(tasks)} pools hold at least one near-duplicate pair (resemblance ≥ 0.10).")
+
+
+if __name__ == "__main__":
+    main()
