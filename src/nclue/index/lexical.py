@@ -31,19 +31,24 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from nclue.corpus.store import PageStore, pages_fingerprint
 from nclue.engine import Engine
 from nclue.errors import NclueError
 from nclue.index.integrity import check, files_under, problems, record_files
 from nclue.io import atomic_write_text, exclusive_lock, fsync_dir, writable_dir
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 INDEX_DIR = Path("index") / "lexical"
 META_FILE = "nclue.json"
@@ -76,6 +81,8 @@ class Analyzer:
 
     def __init__(self) -> None:
         import Stemmer
+
+        load_bm25s()
         from bm25s.stopwords import STOPWORDS_EN
 
         self.stopwords = frozenset(STOPWORDS_EN)
@@ -153,6 +160,9 @@ def analyse_sharded(texts: Sequence[str], engine: Engine, shard_pages: int) -> t
 
 def _bm25_matrix(tf: sp.csr_matrix, lengths: np.ndarray, params: BM25Params) -> tuple[sp.csc_matrix, np.ndarray | None]:
     """BM25 weights (units × terms, CSC) from raw term counts, with bm25s's scorers."""
+    import scipy.sparse as sp
+
+    load_bm25s()
     from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
 
     n_units = tf.shape[0]
@@ -188,7 +198,7 @@ def _bm25_matrix(tf: sp.csr_matrix, lengths: np.ndarray, params: BM25Params) -> 
 def _save_bm25s(
     path: Path, matrix: sp.csc_matrix, nonoccurrence: np.ndarray | None, vocab: list[str], params: BM25Params
 ) -> None:
-    import bm25s
+    bm25s = load_bm25s()
 
     model = bm25s.BM25(k1=params.k1, b=params.b, delta=params.delta, method=params.method)
     model.scores = {
@@ -225,6 +235,8 @@ def build_lexical_index(
 
 def _build(base: Path, params: BM25Params, store: PageStore, engine: Engine | None, shard_pages: int) -> Path:
     """:func:`build_lexical_index` while holding the collection's lock."""
+    import scipy.sparse as sp
+
     for leftover in (base / INDEX_DIR.parent).glob(".lexical.*"):  # staging of a killed build
         shutil.rmtree(leftover, ignore_errors=True)
     if engine is None:
@@ -286,12 +298,34 @@ def _build(base: Path, params: BM25Params, store: PageStore, engine: Engine | No
     return target
 
 
+def load_bm25s() -> ModuleType:
+    """``bm25s``, imported without numba.
+
+    bm25s imports numba (when installed: ranx needs it) for its own ``retrieve``, and scipy.sparse
+    for its own score matrices; that costs 0.3 s of every cold start, a quarter of a one-shot
+    ``nclue coverage select``. nclue never calls ``retrieve``: page and document scores are read
+    from the loaded arrays, and the index is built with scipy imported where it is needed. So the
+    modules that are not loaded yet are hidden while bm25s is first imported; they stay importable
+    afterwards, and ranx and the builders get them as usual.
+    """
+    if "bm25s" in sys.modules:
+        return sys.modules["bm25s"]
+    hidden = [name for name in ("numba", "scipy.sparse") if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment] - makes the import raise ImportError
+    try:
+        import bm25s
+    finally:
+        for name in hidden:
+            del sys.modules[name]
+    return bm25s
+
+
 class LexicalIndex:
     """A loaded (memory-mapped) lexical index: page scores, document scores, term containment."""
 
     def __init__(self, collection_dir: str | os.PathLike[str], store: PageStore | None = None) -> None:
-        import bm25s
-
+        bm25s = load_bm25s()
         base = Path(collection_dir)
         root = base / INDEX_DIR
         rebuild = f"rebuild it with `nclue index {base} --lexical`"

@@ -118,14 +118,21 @@ def dominance_pruned(probs: np.ndarray, keys: list, k: int) -> list[int]:
     return [int(i) for i in order[keep]]
 
 
-def _expected_exact(probs: np.ndarray, g: np.ndarray, keys: list, k: int, prune: bool = True) -> list[int]:
-    kept = dominance_pruned(probs, keys, k) if prune else sorted(range(len(keys)), key=lambda i: keys[i])
+def _expected_exact(
+    probs: np.ndarray, g: np.ndarray, keys: list, k: int, prune: bool = True, kept: list[int] | None = None
+) -> list[int]:
+    if kept is None:
+        kept = dominance_pruned(probs, keys, k) if prune else sorted(range(len(keys)), key=lambda i: keys[i])
     cand = np.array(kept, dtype=np.int64)
     keep, c_g, disc = 1.0 - probs[cand], g[cand], discounts(k)
 
     def score(combo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        covered = 1.0 - np.prod(keep[combo], axis=1)  # (s, m)
-        return covered.mean(axis=1), -np.sort(-c_g[combo], axis=1) @ disc
+        expected = 1.0 - np.prod(keep[combo], axis=1).mean(axis=1)  # (s,): mean over r of 1 − Π(1 − P)
+        # best_subset reads the tie-break only where the chunk's coverage is tied at its top
+        top = expected >= expected.max() - TIE_EPS
+        dcg = np.full(expected.shape, -np.inf)
+        dcg[top] = -np.sort(-c_g[combo[top]], axis=1) @ disc
+        return expected, dcg
 
     subset, _, _, _ = best_subset(len(cand), k, score)
     return [int(cand[p]) for p in subset]
@@ -157,10 +164,12 @@ def select_expected(tv: TaskVectors, k: int) -> list[int]:
     pos = np.nonzero(tv.candidates)[0]
     probs = everything[pos]
     g = probs.sum(axis=1)
-    keys = [tv.keys[p] for p in pos]
-    exact = comb(len(dominance_pruned(probs, keys, k)), k) <= EXACT_MAX_SUBSETS
-    chosen = _expected_exact(probs, g, keys, k) if exact else _expected_lazy(probs, g, keys, k)
-    return order(everything.sum(axis=1), tv.keys, [int(pos[c]) for c in chosen])
+    every_key = tv.keys
+    keys = [every_key[p] for p in pos]
+    kept = dominance_pruned(probs, keys, k)
+    exact = comb(len(kept), k) <= EXACT_MAX_SUBSETS
+    chosen = _expected_exact(probs, g, keys, k, kept=kept) if exact else _expected_lazy(probs, g, keys, k)
+    return order(everything.sum(axis=1), every_key, [int(pos[c]) for c in chosen])
 
 
 def select_xquad(tv: TaskVectors, k: int) -> list[int]:

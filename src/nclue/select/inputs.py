@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -46,7 +47,7 @@ class TaskVectors:
         """Boolean mask of the pool positions a selector may pick (normalisers still read the whole pool)."""
         return np.ones(len(self.ids), dtype=bool) if self.allowed is None else np.asarray(self.allowed, dtype=bool)
 
-    @property
+    @cached_property
     def keys(self) -> list[tuple[int, int, str]]:
         """Tie keys of the pool documents (:func:`nclue.select.tasks.id_key`)."""
         return [id_key(i) for i in self.ids]
