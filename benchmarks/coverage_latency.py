@@ -1,6 +1,7 @@
 """Single-query latency of ``nclue coverage select`` on a real collection (default: the development one).
 
-Run: ``.venv/bin/python benchmarks/coverage_latency.py [COLLECTION] [--bench BENCH] [--queries 200]``
+Run: ``.venv/bin/python benchmarks/coverage_latency.py [COLLECTION] [--bench BENCH] [--queries 200]
+[--near-duplicates 0.10]`` (``--near-duplicates 2`` turns the near-copy rule off, for its cost)
 
 In one process, on the same collection and the same queries (the benchmark's first ``--queries``
 queries: requirements = the conditions, question = the natural rendering):
@@ -47,6 +48,9 @@ def main() -> None:
     parser.add_argument("--bench", type=Path, default=DEFAULT_BENCH)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--cold-runs", type=int, default=5)
+    parser.add_argument(
+        "--near-duplicates", type=float, default=0.10, help="near-copy resemblance (above 1: the rule off)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -56,7 +60,7 @@ def main() -> None:
 
     queries = Release.open(args.bench, with_qrels=False).queries[: args.queries]
     start = time.perf_counter()
-    selector = CoverageSelector(args.collection)
+    selector = CoverageSelector(args.collection, near_duplicates=args.near_duplicates)
     selector.select(queries[0].text("natural"), list(queries[0].conditions))  # load indexes and encoder
     opened = time.perf_counter() - start
     pool = selector.workspace.system("bm25.decompose(distinct)")

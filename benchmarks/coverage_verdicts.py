@@ -20,8 +20,8 @@ evidence pages for that condition are then non-empty); the evidence says so when
    pool* (no remaining document has ``P ≥ 0.5``). Evidence is per document, so no re-freeze is
    needed.
 4. **Near-copies** — per selector, slots held by a near-copy that adds no coverage (the rule of
-   ``nclue.select.redundancy``, on the freeze's own groups), and tasks selecting two members of
-   one group.
+   ``nclue.select.redundancy``, on the freeze's own groups, or ``--near-duplicates T``'s), and
+   tasks selecting two members of one group.
 
 Prints one Markdown table per part (the figures ``docs/coverage.md`` and the closing notes quote).
 """
@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nclue.index.duplicates import open_duplicates
 from nclue.io import iter_jsonl
 from nclue.select.freeze import GROUPS_FILE, load_evidence, load_groups, load_rankings, resolve_freeze
 from nclue.select.redundancy import redundant_slots
@@ -50,6 +51,13 @@ def main() -> None:
     parser.add_argument("tasks", type=Path)
     parser.add_argument("freezes", type=Path)
     parser.add_argument("--selector", default="expected")
+    parser.add_argument(
+        "--near-duplicates",
+        type=float,
+        default=None,
+        help="count near-copies with groups at this resemblance from the collection's pairs "
+        "(default: the freeze's own groups; use 0.10 for a freeze made with the rule off)",
+    )
     args = parser.parse_args()
     frozen = resolve_freeze(args.freezes)
     tasks = load_tasks(args.tasks, warn=lambda _: None)
@@ -57,8 +65,12 @@ def main() -> None:
     if evidence is None:
         raise SystemExit(f"{frozen}: no evidence was frozen")
     rankings = load_rankings(frozen)
-    groups = load_groups(frozen / GROUPS_FILE, tasks)
     adapter = json.loads((args.tasks / "adapter.json").read_text(encoding="utf-8"))
+    if args.near_duplicates is None:
+        groups = load_groups(frozen / GROUPS_FILE, tasks)
+    else:
+        pairs = open_duplicates(adapter["collection"])
+        groups = {t.task_id: pairs.groups(t.pool, args.near_duplicates) for t in tasks}
     pages: dict[tuple[str, str, str], set[int]] = {}
     for _, row in iter_jsonl(Path(adapter["release"]) / "qrels.jsonl"):
         for condition, found in (row.get("pages") or {}).items():
