@@ -10,7 +10,10 @@ evidence pages for that condition are then non-empty); the evidence says so when
 
 1. **Pairs** — every (task, pool document, requirement): precision and recall of ``P ≥ 0.5``.
 2. **Page shown first** — where ``P ≥ 0.5`` and the labels agree, how often the best page (the
-   first page ``select`` shows) is one of the release's evidence pages for that condition.
+   first page ``select`` shows) is one of the release's evidence pages for that condition. On a
+   reader-judged release, readers saw two pages per (document, condition) (its
+   ``judgments.jsonl``), so a best page nobody read is neither right nor wrong: the rate is also
+   given among best pages a reader read.
 3. **Verdicts** — per task and requirement of the ``--selector`` ranking: *uncovered* said (no
    selected document has ``P ≥ 0.5``) against uncovered by the labels (no selected document
    covers it): precision and recall, and the counts; likewise *not found in the pool*. Since
@@ -75,12 +78,17 @@ def main() -> None:
     for _, row in iter_jsonl(Path(adapter["release"]) / "qrels.jsonl"):
         for condition, found in (row.get("pages") or {}).items():
             pages[(row["qid"], row["doc_id"], condition)] = set(found)
+    shown: dict[tuple[str, str], set[int]] = {}  # (doc, condition) → pages a reader saw (reader releases)
+    read_file = Path(adapter["release"]) / "judgments.jsonl"
+    if read_file.is_file():
+        for _, row in iter_jsonl(read_file):
+            shown[(row["doc_id"], row["condition"])] = set(row["shown"])
     covers: dict[tuple[str, str], set[int]] = {}
     for _, row in iter_jsonl(args.tasks / JUDGMENTS_FILE):
         covers[(row["task_id"], row["doc_id"])] = {r - 1 for r in row["requirements"]}
 
     pair = Counter()
-    shown = Counter()
+    first = Counter()
     verdict = Counter()
     pool_verdict = Counter()
     absent = Counter()
@@ -93,8 +101,21 @@ def main() -> None:
         pair[(False, True)] += int((~said & labelled).sum())
         for i, d in enumerate(task.pool):
             for r, condition in enumerate(task.requirements):
+                if (
+                    shown
+                    and said[i, r]
+                    and not labelled[i, r]
+                    and int(best[i, r]) not in shown.get((d, condition), set())
+                ):
+                    pair["unread false"] += 1  # said covered on a page no reader saw: not known to be wrong
                 if said[i, r] and labelled[i, r]:
-                    shown[int(best[i, r]) in pages.get((task.task_id, d, condition), set())] += 1
+                    page = int(best[i, r])
+                    if page in pages.get((task.task_id, d, condition), set()):
+                        first["evidence"] += 1
+                    elif shown and page not in shown.get((d, condition), set()):
+                        first["never shown"] += 1  # a reader release: nobody read that page
+                    else:
+                        first["not evidence"] += 1
         for r in range(task.m):  # the pool without the documents that cover r: r is absent by the labels
             rest = ~labelled[:, r]
             if rest.any() and labelled[:, r].any():
@@ -109,7 +130,22 @@ def main() -> None:
     print("| Measure | Value |\n| :--- | ---: |")
     print(f"| pairs: precision of P ≥ 0.5 | {ratio(pair[(True, True)], pair[(True, True)] + pair[(True, False)])} |")
     print(f"| pairs: recall of P ≥ 0.5 | {ratio(pair[(True, True)], pair[(True, True)] + pair[(False, True)])} |")
-    print(f"| page shown first is a labelled evidence page | {ratio(shown[True], shown[True] + shown[False])} |")
+    if shown:
+        known = pair[(True, True)] + pair[(True, False)] - pair["unread false"]
+        print(
+            f"| pairs: precision of P ≥ 0.5 where a reader read the best page | {ratio(pair[(True, True)], known)} "
+            f"({pair['unread false']} said on a page no reader saw) |"
+        )
+    print(
+        "| page shown first is a labelled evidence page | "
+        f"{ratio(first['evidence'], first['evidence'] + first['not evidence'] + first['never shown'])} |"
+    )
+    if shown:
+        print(
+            "| the same, among first pages a reader read | "
+            f"{ratio(first['evidence'], first['evidence'] + first['not evidence'])} "
+            f"({first['never shown']} never shown to a reader) |"
+        )
     for name, counts in ((f"{args.selector} selection", verdict), ("pool", pool_verdict)):
         tp, fp, fn = counts[(True, True)], counts[(True, False)], counts[(False, True)]
         print(f"| {name}: 'uncovered' said / uncovered by the labels | {tp + fp} / {tp + fn} |")
