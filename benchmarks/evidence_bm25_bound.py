@@ -1,13 +1,12 @@
-"""Does BM25 evidence transfer better when normalised by its upper bound instead of the collection maximum?
+"""Does BM25 evidence transfer better over its upper bound than over the collection maximum?
 
 Run (after ``make demo-full``): ``.venv/bin/python benchmarks/evidence_bm25_bound.py``
 
-The ``bm25`` signal of the evidence layer (:mod:`nclue.evidence.signals`) divides a page's BM25
-score by the condition's best score over the collection. A document's probability therefore moves
-when an unrelated document that scores higher is added. The candidate divides instead by the
-score's upper bound, ``(k1 + 1) · Σ_{t ∈ condition} idf(t)`` (BM25's term-frequency factor tends
-to ``k1 + 1``; ``idf`` as the lexical index computes it, ``log(1 + (N − df + 0.5)/(df + 0.5))``).
-That depends on the collection only through each term's ``idf``.
+Until calibration format 3, the ``bm25`` signal of the evidence layer (:mod:`nclue.evidence.signals`)
+divided a page's BM25 score by the condition's best score over the collection. A document's
+probability therefore moved when an unrelated document that scores higher was added. Since format
+3 it divides by the score's upper bound (``LexicalIndex.page_upper_bounds``: ``Σ idf`` times the
+term-frequency factor's limit), which depends on the collection only through ``idf``.
 
 For each variant, both reader calibrations are refitted (development readings on the development
 collection, shift readings on the shift collection), and each is scored on the *other* corpus's
@@ -28,20 +27,9 @@ from nclue.systems.registry import Workspace
 DEMO = "nclue-demo"
 
 
-def bound_bm25(source: signals.EvidenceSource, texts: Sequence[str]) -> np.ndarray:
-    """BM25 page scores over ``(k1 + 1) · Σ idf`` of each condition's analysed terms."""
-    index = source.lexical.index
-    raw = index.page_scores(list(texts))
-    df = np.diff(np.asarray(index.pages.scores["indptr"])).astype(np.float64)
-    n = float(source.pages.n_pages)
-    idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
-    out = np.zeros(raw.shape, dtype=np.float32)
-    for i, text in enumerate(texts):
-        ids = index.analyse(text)[1]
-        ids = ids[(ids >= 0) & (ids < len(idf))]
-        upper = (index.params.k1 + 1.0) * float(idf[ids].sum())
-        out[i] = raw[i] / upper if upper > 0 else 0.0
-    return out
+def max_bm25(source: signals.EvidenceSource, texts: Sequence[str]) -> np.ndarray:
+    """The signal before format 3: BM25 page scores over the condition's best page score."""
+    return signals.normalise(source.lexical.page_scores(list(texts)))
 
 
 def main() -> None:
@@ -49,7 +37,7 @@ def main() -> None:
     original = signals.SIGNALS["bm25"]
     print("| bm25 normalised by | fitted on → scored on | level | Brier | ECE | precision@0.5 | recall@0.5 |")
     print("| :--- | :--- | :--- | ---: | ---: | ---: | ---: |")
-    for variant, scorer in (("collection maximum (shipped)", original), ("upper bound", bound_bm25)):
+    for variant, scorer in (("collection maximum (before format 3)", max_bm25), ("upper bound (shipped)", original)):
         signals.SIGNALS["bm25"] = scorer
         try:
             on_dev = fit(f"{DEMO}/bench-reader", dev).calibration

@@ -26,13 +26,17 @@ def test_segment_best_matches_a_loop_and_takes_the_earlier_page_on_ties():
 
 
 class FakeLexical:
-    """Page scores and phrase matches given as fixed arrays per text."""
+    """Page scores, BM25 upper bounds and phrase matches given as fixed values per text."""
 
-    def __init__(self, scores: dict, phrases: dict) -> None:
-        self.scores, self.phrases = scores, phrases
+    def __init__(self, scores: dict, phrases: dict, bounds: dict) -> None:
+        self.scores, self.phrases, self.bounds = scores, phrases, bounds
+        self.index = self
 
     def page_scores(self, texts):
         return np.stack([self.scores[t] for t in texts]).astype(np.float32)
+
+    def page_upper_bounds(self, texts):
+        return np.array([self.bounds[t] for t in texts], dtype=np.float64)
 
     def page_phrase_matches(self, texts):
         return np.stack([self.phrases[t] for t in texts])
@@ -51,19 +55,20 @@ def hand_source() -> EvidenceSource:
     lexical = FakeLexical(
         {"red fox": np.array([1.0, 4.0, 2.0, 0.0, 0.5]), "blue owl": np.array([0.0, 0.0, 0.0, 3.0, 3.0])},
         {"red fox": np.array([False, True, False, False, False]), "blue owl": np.array([False] * 5)},
+        {"red fox": 8.0, "blue owl": 6.0},
     )
     dense = {"red fox": [0.1, 0.2, 0.3, 0.0, 0.1], "blue owl": [0.0, 0.0, 0.0, 0.5, 0.6]}
     return EvidenceSource(pages, lexical, lambda texts: np.array([dense[t] for t in texts], dtype=np.float32))
 
 
 def test_probability_comes_from_the_best_page_under_the_calibrated_logit():
-    model = Model(page=(-3.0, 2.0, 1.5, 1.0), doc=(0.5, 1.2))
+    model = Model(page=(-2.0, 2.0, 1.5, 1.0), doc=(0.5, 1.2))
     cal = Calibration(("bm25", "phrase", "dense"), model)
     ev = EvidenceModel(hand_source(), cal).evidence(["red fox", "blue owl"], ["b", "a"])
-    # by hand: bm25 is max-normalised over the collection (red fox: /4, blue owl: /3)
-    z_red_a = [-3 + 2 * 0.25 + 0.1, -3 + 2 * 1.0 + 1.5 + 0.2, -3 + 2 * 0.5 + 0.3]
-    z_red_b = [-3 + 0 + 0.0, -3 + 2 * 0.125 + 0.1]
-    z_owl_b = [-3 + 2 * 1.0 + 0.5, -3 + 2 * 1.0 + 0.6]
+    # by hand: bm25 is divided by each text's upper bound (red fox: /8, blue owl: /6)
+    z_red_a = [-2 + 2 * 0.125 + 0.1, -2 + 2 * 0.5 + 1.5 + 0.2, -2 + 2 * 0.25 + 0.3]
+    z_red_b = [-2 + 0 + 0.0, -2 + 2 * 0.0625 + 0.1]
+    z_owl_b = [-2 + 2 * 0.5 + 0.5, -2 + 2 * 0.5 + 0.6]
     assert ev.probs[1, 0] == pytest.approx(sigmoid(0.5 + 1.2 * max(z_red_a)))
     assert ev.probs[0, 0] == pytest.approx(sigmoid(0.5 + 1.2 * max(z_red_b)))
     assert ev.probs[0, 1] == pytest.approx(sigmoid(0.5 + 1.2 * max(z_owl_b)))
@@ -94,8 +99,12 @@ def test_calibration_file_round_trip_folds_and_errors(tmp_path):
     assert fold_of("Line Numbering ") == fold_of("line numbering")
     with pytest.raises(NclueError, match="calibration file not found"):
         Calibration.load(tmp_path / "missing.json")
-    path.write_text(json.dumps({"signals": ["bm25", "dense"], "model": {"page": [1, 2], "doc": [0, 1]}}))
+    path.write_text(json.dumps({"format": 3, "signals": ["bm25", "dense"], "model": {"page": [1, 2], "doc": [0, 1]}}))
     with pytest.raises(NclueError, match="2 page weights for 2 signals"):
+        Calibration.load(path)
+    older = {**cal.to_json(), "format": 2}  # weights fitted when bm25 was max-normalised
+    path.write_text(json.dumps(older))
+    with pytest.raises(NclueError, match="calibration format 2.*upper bound.*nclue evidence fit"):
         Calibration.load(path)
     with pytest.raises(NclueError, match="no cross-fitting folds"):
         Calibration(("bm25",), Model((0.0, 1.0), (0.0, 1.0))).model_for("x", crossfit=True)
@@ -161,3 +170,35 @@ def test_covered_pages_are_listed_best_first():
     cal = Calibration(("bm25",), Model((0.0, 1.0), (0.0, 1.0)))
     ev = EvidenceModel(hand_source(), cal).evidence(["red fox"], ["a"])
     assert ev.covers(0) == {"red fox": [2, 3, 1]}
+
+
+def test_bm25_signal_is_the_score_over_its_hand_computed_upper_bound(tmp_path):
+    """The bound is Σ lucene idf from the page document frequencies, counted here by hand (bm25s's
+    lucene term factor tf / (tf + k1 (1 − b + b dl/avgdl)) tends to 1); no page exceeds it; a page made of the term nearly reaches it; and the signal of a page
+    does not jump when a document that scores far higher joins (as a max-normalisation would)."""
+    import math
+
+    from nclue.evidence.signals import SIGNALS, EvidenceSource
+    from nclue.systems.registry import Workspace
+    from tests.select.builders import write_collection
+
+    pages = {
+        "a": ["the red fox runs over the hill", "a quiet page about owls and night"],
+        "b": ["fox tracks in the snow", "notes without the animal"],
+        "c": ["weather report for the valley", "more weather, more rain"],
+    }
+    coll = write_collection(tmp_path / "one", pages)
+    source = EvidenceSource.from_workspace(Workspace(coll))
+    index = source.lexical.index
+    (bound,) = index.page_upper_bounds(["fox"])
+    df, n = 2, 6  # "fox" is on two of the six pages
+    assert bound == pytest.approx(math.log(1 + (n - df + 0.5) / (df + 0.5)))
+    raw = index.page_scores(["fox"])[0]
+    signal = SIGNALS["bm25"](source, ["fox"])[0]
+    assert np.all(raw <= bound + 1e-6) and np.allclose(signal, raw / bound, atol=1e-6)
+    dense = write_collection(tmp_path / "two", {**pages, "d": [" ".join(["fox"] * 200), "weather", "rain", "snow"]})
+    source2 = EvidenceSource.from_workspace(Workspace(dense))
+    signal2 = SIGNALS["bm25"](source2, ["fox"])[0]
+    assert signal2[6] > 0.95  # the page of 200 "fox" nearly reaches the bound
+    # no page of the first collection reaches the bound, so none reads 1 as under max-normalisation
+    assert signal.max() < 0.5

@@ -34,7 +34,9 @@ import numpy as np
 from nclue.errors import NclueError
 
 N_FOLDS = 2
-FORMAT = 2
+FORMAT = 3
+BM25_BOUND_FORMAT = 3
+"""The first calibration format whose ``bm25`` signal is divided by its upper bound (:mod:`nclue.evidence.signals`)."""
 SHIPPED: tuple[str, ...] = ("reader-debian-docs-shift", "reader-debian-docs")
 """Shipped calibrations (``calibrations/NAME.json``), in order of preference."""
 FIT_HINT = "write one with `nclue evidence fit BENCH COLLECTION -o FILE`"
@@ -113,6 +115,13 @@ class Calibration:
         if unknown:
             raise NclueError(
                 f"{where}: unknown evidence signal {unknown[0]!r} (known: {', '.join(SIGNALS)}); {FIT_HINT}"
+            )
+        version = data.get("format", 1)
+        if "bm25" in signals and (not isinstance(version, int) or version < BM25_BOUND_FORMAT):
+            raise NclueError(
+                f"{where}: fitted in calibration format {version}, when the bm25 signal was divided by the "
+                f"collection's best score; since format {BM25_BOUND_FORMAT} it is divided by BM25's upper bound, "
+                f"so these weights no longer fit it; {FIT_HINT}"
             )
         for m in (model, *folds):
             if len(m.page) != len(signals) + 1:

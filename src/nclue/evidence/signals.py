@@ -3,8 +3,12 @@
 ``docs/evidence.md#signals``. Each signal is an array over the collection's page rows for a list
 of condition texts (:data:`SIGNALS`):
 
-* ``bm25`` — the page's BM25 score divided by the condition's best score over the collection
-  (:func:`normalise`);
+* ``bm25`` — the page's BM25 score divided by the highest score the condition could reach,
+  ``Σ idf`` times the term-frequency factor's limit
+  (:meth:`nclue.index.lexical.LexicalIndex.page_upper_bounds`). Until
+  calibration format 3 it was divided by the condition's best score over the collection, so a
+  page's value moved whenever a higher-scoring document was added
+  (``benchmarks/evidence_bm25_bound.py`` measured the change across corpora);
 * ``phrase`` — 1 when the page holds the condition's analysed terms as a contiguous phrase
   (:meth:`nclue.index.lexical.LexicalIndex.page_phrase_matches`);
 * ``dense`` — the cosine between the condition and the page under the collection's dense page
@@ -132,7 +136,11 @@ def _dense_key(collection: Path) -> str | None:
 
 
 def _bm25(source: EvidenceSource, texts: Sequence[str]) -> np.ndarray:
-    return normalise(source.lexical.page_scores(list(texts)))
+    index = source.lexical.index
+    scores = index.page_scores(list(texts)).astype(np.float64)
+    bounds = index.page_upper_bounds(list(texts))[:, None]
+    ratio = np.divide(scores, bounds, out=np.zeros_like(scores), where=bounds > 0)
+    return np.clip(ratio, 0.0, 1.0).astype(np.float32)
 
 
 def _phrase(source: EvidenceSource, texts: Sequence[str]) -> np.ndarray:

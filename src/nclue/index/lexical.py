@@ -396,6 +396,29 @@ class LexicalIndex:
         """``(len(texts), n_pages)`` BM25 scores of each text against every page row."""
         return self._score_matrix(self.pages, [self.analyse(t)[1] for t in texts])
 
+    def page_upper_bounds(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts),)``: the largest page BM25 score each text could reach,
+        ``T · Σ_t idf(t)`` over its analysed terms (repeats kept, as in scoring).
+
+        ``T`` is the limit of the index variant's own term-frequency factor as ``tf → ∞``, read
+        from bm25s's scorer: 1 for ``lucene`` and ``robertson`` (bm25s drops Lucene's constant
+        ``k1 + 1``), ``k1 + 1 + δ`` for BM25+. ``idf`` is the variant's own, over page document
+        frequencies. The bound depends on the collection only through ``idf``. The collection's
+        best page for the text does not enter, as it would in a max-normalisation."""
+        load_bm25s()
+        from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
+
+        idf = _select_idf_scorer(self.params.method)
+        indptr = self.pages.scores["indptr"]
+        n = int(self.pages.scores["num_docs"])
+        p = self.params
+        tfc = float(_select_tfc_scorer(p.method)(np.array([1e12]), 1.0, 1.0, p.k1, p.b, p.delta)[0])
+        bounds = []
+        for text in texts:
+            ids = self.analyse(text)[1].tolist()
+            bounds.append(tfc * sum(idf(int(indptr[t + 1]) - int(indptr[t]), n) for t in ids))
+        return np.array(bounds, dtype=np.float64)
+
     def doc_scores(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), n_docs)`` BM25 scores against the document-level view."""
         return self._score_matrix(self.docs, [self.analyse(t)[1] for t in texts])
