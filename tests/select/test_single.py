@@ -128,3 +128,22 @@ def test_verdicts_say_covered_in_the_pool_or_not_found(indexed):
                 assert best["doc_id"] != chosen.doc_id and best["probability"] >= 0.5 and best["pages"]
     assert set(answer.uncovered) == {r for r in reqs if answer.verdicts[r] != COVERED}
     assert "not found in the pool" in answer.render("markdown")
+
+
+@pytest.mark.slow
+def test_a_failed_open_waits_for_the_encoder_thread(indexed, tmp_path):
+    """The query encoder loads in a thread while the collection opens. When opening fails (here:
+    a damaged calibration file), the error must come only once that thread is done: a process
+    that exits while the thread is inside ONNX Runtime aborts ("terminate called ...") instead of
+    printing one error line."""
+    import threading
+
+    from nclue.errors import NclueError
+    from nclue.index.duplicates import build_duplicates
+    from nclue.select.single import CoverageSelector
+
+    build_duplicates(indexed)  # opening is then fast: the failure comes while the encoder still loads
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(NclueError, match="unreadable calibration"):
+        CoverageSelector(indexed, tmp_path / "bad.json")
+    assert not [t for t in threading.enumerate() if t.name == "nclue-encoder"]

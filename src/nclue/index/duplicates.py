@@ -28,6 +28,7 @@ import io
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -109,15 +110,19 @@ class DuplicatePairs:
     j: np.ndarray
     resemblance: np.ndarray
 
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """``doc_id`` → its position in :attr:`doc_ids`."""
+        return {d: k for k, d in enumerate(self.doc_ids)}
+
     def groups(self, ids: Sequence[str], threshold: float = RESEMBLANCE_THRESHOLD) -> np.ndarray:
         """Near-duplicate group of each of ``ids`` (positions in ``ids``; single linkage over the
         pairs among ``ids`` with resemblance ≥ ``threshold``); a document alone is its own group."""
         if threshold < STORED_MIN:
             raise NclueError(f"near-duplicate threshold {threshold} is below the stored minimum {STORED_MIN}")
-        where = {d: p for p, d in enumerate(ids)}
-        index = {d: k for k, d in enumerate(self.doc_ids)}
+        index = self.position
         wanted = np.full(len(self.doc_ids), -1, dtype=np.int64)
-        for d, p in where.items():
+        for p, d in enumerate(ids):
             if d in index:
                 wanted[index[d]] = p
         keep = (self.resemblance >= threshold) & (wanted[self.i] >= 0) & (wanted[self.j] >= 0)
@@ -125,8 +130,7 @@ class DuplicatePairs:
 
     def resemblance_of(self, a: str, b: str) -> float:
         """Stored resemblance of two documents (0 when below :data:`STORED_MIN`)."""
-        index = {d: k for k, d in enumerate(self.doc_ids)}
-        x, y = sorted((index[a], index[b]))
+        x, y = sorted((self.position[a], self.position[b]))
         hit = np.nonzero((self.i == x) & (self.j == y))[0]
         return float(self.resemblance[hit[0]]) if hit.size else 0.0
 

@@ -55,6 +55,7 @@ from math import comb
 import numpy as np
 
 from nclue.errors import NclueError
+from nclue.select.evidence import COVER_THRESHOLD
 from nclue.select.inputs import TaskVectors, order
 from nclue.select.objective import TIE_EPS
 from nclue.select.oracle import best_subset, discounts
@@ -262,14 +263,22 @@ def select_facility(tv: TaskVectors, k: int) -> list[int]:
     return chosen
 
 
+def score_order(tv: TaskVectors, scores: np.ndarray | None, k: int, missing: str) -> list[int]:
+    """The k candidates with the largest ``scores`` (ties to the smaller ID), or ``missing`` as the error."""
+    if scores is None:
+        raise NclueError(missing)
+    return order(np.asarray(scores, dtype=np.float64), tv.keys, np.nonzero(tv.candidates)[0])[:k]
+
+
 def select_retriever(tv: TaskVectors, k: int) -> list[int]:
     """The pool's retriever order (``pool_scores`` descending, ties to the smaller ID)."""
-    if tv.pool_scores is None:
-        raise NclueError(
-            f"selector 'retriever' needs the pool's retrieval scores, which task {tv.task_id!r} lacks "
-            "(tasks.jsonl field 'pool_scores', written by `nclue coverage adapt --pool SYSTEM`)"
-        )
-    return order(np.asarray(tv.pool_scores, dtype=np.float64), tv.keys, np.nonzero(tv.candidates)[0])[:k]
+    return score_order(
+        tv,
+        tv.pool_scores,
+        k,
+        f"selector 'retriever' needs the pool's retrieval scores, which task {tv.task_id!r} lacks "
+        "(tasks.jsonl field 'pool_scores', written by `nclue coverage adapt --pool SYSTEM`)",
+    )
 
 
 TYPED_SYSTEM = "struct.decompose(hmean)"
@@ -280,16 +289,13 @@ historical comparator in R03's sense, never tuned on a coverage outcome."""
 
 def select_typed(tv: TaskVectors, k: int) -> list[int]:
     """The pool in the typed comparator's score order (``typed_scores`` descending, ties to the smaller ID)."""
-    if tv.typed_scores is None:
-        raise NclueError(
-            f"selector 'typed' needs the typed comparator's scores, which task {tv.task_id!r} lacks "
-            "(tasks.jsonl field 'typed_scores', written by `nclue coverage adapt` on a collection with a structure index)"
-        )
-    return order(np.asarray(tv.typed_scores, dtype=np.float64), tv.keys, np.nonzero(tv.candidates)[0])[:k]
-
-
-COVER_AT = 0.5
-"""``P`` at which a document counts as covering a requirement in set-cover mode (the verdict threshold)."""
+    return score_order(
+        tv,
+        tv.typed_scores,
+        k,
+        f"selector 'typed' needs the typed comparator's scores, which task {tv.task_id!r} lacks "
+        "(tasks.jsonl field 'typed_scores', written by `nclue coverage adapt` on a collection with a structure index)",
+    )
 
 
 def harmonic(m: int) -> float:
@@ -298,8 +304,9 @@ def harmonic(m: int) -> float:
 
 
 def _cover_masks(probs: np.ndarray) -> np.ndarray:
-    """Per document, the bitmask of the requirements it covers (``P ≥`` :data:`COVER_AT`)."""
-    bits = (probs >= COVER_AT).astype(np.int64)
+    """Per document, the bitmask of the requirements it covers (``P ≥`` the verdict threshold,
+    :data:`nclue.select.evidence.COVER_THRESHOLD`)."""
+    bits = (probs >= COVER_THRESHOLD).astype(np.int64)
     return bits @ (1 << np.arange(probs.shape[1], dtype=np.int64))
 
 

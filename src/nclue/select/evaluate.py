@@ -158,12 +158,13 @@ def score_freeze(
             _effects(scores, methods, incidence),
             distinct,
         )
+    digest = sha256_file(judgments)
     report = CoverageReport(
         k=k,
         freeze=frozen.name,
         freeze_manifest_sha256=sha256_file(frozen / MANIFEST_FILE),
-        judgments_sha256=sha256_file(judgments),
-        judgments_as_frozen=judgments_as_frozen(manifest, judgments),
+        judgments_sha256=digest,
+        judgments_as_frozen=judgments_as_frozen(manifest, judgments, digest),
         scoring_code_as_frozen=manifest.get("scoring_code_sha256") == scoring_code_sha256(),
         missing_judgments={t.task_id: labels[t.task_id].missing for t in tasks if labels[t.task_id].missing},
         oracle=oracle_stats,

@@ -113,14 +113,15 @@ def judgments_fingerprint(path: Path, adapter: dict) -> dict | None:
     return {"sha256": adapter.get("judgments_sha256"), "bytes": info.st_size, "mtime_ns": info.st_mtime_ns}
 
 
-def judgments_as_frozen(manifest: dict, judgments: str | Path) -> bool | None:
-    """Whether ``judgments`` is the file the freeze fingerprinted (SHA-256 when recorded, else size
-    and modification time); ``None`` when the freeze recorded none."""
+def judgments_as_frozen(manifest: dict, judgments: str | Path, sha256: str | None = None) -> bool | None:
+    """Whether ``judgments`` (whose SHA-256 the caller may pass) is the file the freeze
+    fingerprinted (SHA-256 when recorded, else size and modification time); ``None`` when the
+    freeze recorded none."""
     frozen = manifest.get("judgments")
     if not frozen:
         return None
     if frozen.get("sha256"):
-        return sha256_file(judgments) == frozen["sha256"]
+        return (sha256 or sha256_file(judgments)) == frozen["sha256"]
     info = os.stat(judgments)
     return info.st_size == frozen["bytes"] and info.st_mtime_ns == frozen["mtime_ns"]
 
@@ -378,6 +379,7 @@ def freeze(
     protected = sorted({str(p) for p in [*guarded, *pattern_files(scanned, patterns)] if Path(p).is_file()})
     kwargs = {
         "src": src,
+        "adapter": adapter,
         "root": root,
         "encoder_kind": encoder_kind,
         "k": k,
@@ -403,6 +405,7 @@ def freeze(
 
 def freeze_behind_barrier(
     src: Path,
+    adapter: dict,
     root: Path,
     encoder_kind: str,
     k: int,
@@ -418,8 +421,7 @@ def freeze_behind_barrier(
     on_block: Callable[[int], None] | None = None,
 ) -> FreezeResult:
     """The freeze itself, inside :func:`~nclue.select.barrier.judgment_barrier` (in a sealed child
-    when :func:`freeze` chose one)."""
-    adapter = read_adapter(src)
+    when :func:`freeze` chose one); ``adapter`` is the task set's ``adapter.json``, read by :func:`freeze`."""
     warnings: list[str] = []
     cal = calibration
     with judgment_barrier(patterns, guarded):

@@ -21,7 +21,7 @@ scores feed the ``retriever`` selector. :class:`CoverageSelector` keeps a collec
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -188,19 +188,25 @@ class CoverageSelector:
 
         self.workspace = Workspace(collection)
         # ONNX Runtime builds its session with the GIL released: load the query encoder in a thread
-        # while this one opens the indexes (0.2 s of a cold start); select() waits for it
-        self._warm = ThreadPoolExecutor(max_workers=1).submit(self._load_encoder)
-        self.duplicates = open_duplicates(collection)
-        self.resemblance = near_duplicates
-        source = EvidenceSource.from_workspace(self.workspace)
-        self.calibration = (
-            calibration
-            if isinstance(calibration, Calibration)
-            else Calibration.load(calibration, source.describe["sources"])
-        )
-        self.model = EvidenceModel(source, self.calibration)
-        paths = self.workspace.store.docs.select(["doc_id", "path"]).to_pylist()
-        self.paths = {row["doc_id"]: row["path"] or "" for row in paths}
+        # while this one opens the indexes (0.2 s of a cold start); select() waits for it. A failure
+        # here waits for it too: a process must not exit while the thread is inside ONNX Runtime.
+        self._warm = threading.Thread(target=self._load_encoder, name="nclue-encoder")
+        self._warm.start()
+        try:
+            self.duplicates = open_duplicates(collection)
+            self.resemblance = near_duplicates
+            source = EvidenceSource.from_workspace(self.workspace)
+            self.calibration = (
+                calibration
+                if isinstance(calibration, Calibration)
+                else Calibration.load(calibration, source.describe["sources"])
+            )
+            self.model = EvidenceModel(source, self.calibration)
+            paths = self.workspace.store.docs.select(["doc_id", "path"]).to_pylist()
+            self.paths = {row["doc_id"]: row["path"] or "" for row in paths}
+        except BaseException:
+            self._warm.join()
+            raise
 
     def _load_encoder(self) -> None:
         """The dense backbone and its encoder (errors surface where the dense index is first used)."""
@@ -237,7 +243,7 @@ class CoverageSelector:
         """Select ``k`` documents for one query (module docstring)."""
         from nclue.systems.backbone import Request
 
-        self._warm.result()
+        self._warm.join()
         check_selectors([selector], USER_SELECTORS)
         reqs = parse_requirements(query, requirements)
         check_texts(reqs)
