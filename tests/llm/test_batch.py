@@ -105,6 +105,36 @@ def test_imported_replies_keep_the_date_they_were_answered(tmp_path: Path) -> No
         Asker(config, ResponseCache(tmp_path / "d.jsonl"), "t", "x", mode="batch", answered_on="4 March")
 
 
+def test_a_reply_line_can_carry_its_own_reader_and_date(tmp_path: Path) -> None:
+    config = LLMConfig(model="reader:A")
+    a, b = ResponseCache.key("one", "reader:A"), ResponseCache.key("two", "reader:A")
+    replies = lines(
+        tmp_path / "rep.jsonl",
+        [
+            {"custom_id": a, "reply": "first"},
+            {"custom_id": b, "reply": "second", "answered_by": "reader B", "answered_on": "2025-04-01"},
+        ],
+    )
+    asker = Asker(
+        config,
+        ResponseCache(tmp_path / "c.jsonl"),
+        "t",
+        "x",
+        mode="batch",
+        batch_in=replies,
+        answered_by="reader A",
+        answered_on="2025-03-04",
+    )
+    assert (asker.ask("one"), asker.ask("two")) == ("first", "second")
+    asker.finish()
+    rows = {r["response"]: r for r in map(json.loads, (tmp_path / "c.jsonl").read_text().splitlines())}
+    assert (rows["first"]["answered_by"], rows["first"]["date"]) == ("reader A", "2025-03-04")
+    assert (rows["second"]["answered_by"], rows["second"]["date"]) == ("reader B", "2025-04-01")
+    bad = lines(tmp_path / "bad.jsonl", [{"custom_id": a, "reply": "x", "answered_on": "April"}])
+    with pytest.raises(NclueError, match=r"bad.jsonl:1: answered_on 'April' is not a date"):
+        Asker(config, ResponseCache(tmp_path / "d.jsonl"), "t", "x", mode="batch", batch_in=bad)
+
+
 def test_json_object_strips_fences_and_prose() -> None:
     assert json_object('Sure:\n```json\n{"a": 1}\n```') == {"a": 1}
     for bad, message in (("no json", "no JSON object"), ("{bad}", "not JSON"), ("[1]", "no JSON object")):

@@ -15,6 +15,10 @@ A **replies file** is JSON Lines with one reply per line, in any of three forms:
 * a plain line — ``{"custom_id", "reply": TEXT}`` — for scripts and people (a JSON object or array
   given as ``reply`` is taken as its JSON text).
 
+Any line may also carry its own provenance, ``"answered_by"`` and ``"answered_on"``
+(``YYYY-MM-DD``); they override the command's ``--llm-answered-by`` / ``--llm-answered-on`` for
+that reply, so one file can hold replies read by different readers on different days.
+
 Failed lines (an error, a non-200 status, ``errored``/``expired`` results) are skipped and
 counted; a ``custom_id`` that appears twice is refused. The replies are then read by the
 command that wrote the requests, which validates each one with its own parser, exactly as if
@@ -50,6 +54,8 @@ class Reply:
     custom_id: str
     text: str
     line: int
+    answered_by: str | None = None
+    answered_on: str | None = None
 
 
 def request_row(request: Request, api: str = "openai") -> dict:
@@ -126,5 +132,22 @@ def read_replies(path: str | os.PathLike[str]) -> dict[str, Reply]:
                 f"{where(p, line)}: not a reply line (expected 'reply', an OpenAI 'response' or an Anthropic 'result')"
             ) from None
         if text is not None:
-            out[custom_id] = Reply(custom_id, text, line)
+            out[custom_id] = Reply(custom_id, text, line, *_provenance(row, p, line))
     return out
+
+
+def _provenance(row: dict, path: Path, line: int) -> tuple[str | None, str | None]:
+    """A reply line's own ``answered_by`` and ``answered_on`` (``None`` where absent), checked."""
+    from datetime import date
+
+    by, on = row.get("answered_by"), row.get("answered_on")
+    if by is not None and (not isinstance(by, str) or not by.strip()):
+        raise NclueError(f"{where(path, line)}: answered_by must be a non-empty string (who answered)")
+    if on is not None:
+        try:
+            date.fromisoformat(str(on))
+        except ValueError:
+            raise NclueError(
+                f"{where(path, line)}: answered_on {on!r} is not a date; give it as YYYY-MM-DD (e.g. 2026-12-01)"
+            ) from None
+    return by, None if on is None else str(on)

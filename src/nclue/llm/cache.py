@@ -174,8 +174,10 @@ class Asker:
                 got.text,
                 self.template,
                 self.template_hash,
-                self.answered_by or f"batch file {self.batch_in.name if self.batch_in else ''}".strip(),
-                self.answered_on,
+                got.answered_by
+                or self.answered_by
+                or f"batch file {self.batch_in.name if self.batch_in else ''}".strip(),
+                got.answered_on or self.answered_on,
             )
             self.imported += 1
             return got.text
