@@ -35,6 +35,9 @@ class FakeLexical:
     def page_scores(self, texts):
         return np.stack([self.scores[t] for t in texts]).astype(np.float32)
 
+    def known_term(self, word):
+        return None
+
     def page_upper_bounds(self, texts):
         return np.array([self.bounds[t] for t in texts], dtype=np.float64)
 
@@ -99,13 +102,19 @@ def test_calibration_file_round_trip_folds_and_errors(tmp_path):
     assert fold_of("Line Numbering ") == fold_of("line numbering")
     with pytest.raises(NclueError, match="calibration file not found"):
         Calibration.load(tmp_path / "missing.json")
-    path.write_text(json.dumps({"format": 3, "signals": ["bm25", "dense"], "model": {"page": [1, 2], "doc": [0, 1]}}))
+    path.write_text(json.dumps({"format": 4, "signals": ["bm25", "dense"], "model": {"page": [1, 2], "doc": [0, 1]}}))
     with pytest.raises(NclueError, match="2 page weights for 2 signals"):
         Calibration.load(path)
     older = {**cal.to_json(), "format": 2}  # weights fitted when bm25 was max-normalised
     path.write_text(json.dumps(older))
     with pytest.raises(NclueError, match="calibration format 2.*upper bound.*nclue evidence fit"):
         Calibration.load(path)
+    path.write_text(json.dumps({**cal.to_json(), "format": 3}))  # before the lexical signals read both spellings
+    with pytest.raises(NclueError, match="calibration format 3.*both spellings.*nclue evidence fit"):
+        Calibration.load(path)
+    dense_only = {**cal.to_json(), "format": 3, "signals": ["dense"], "model": {"page": [0, 1], "doc": [0, 1]}}
+    path.write_text(json.dumps({**dense_only, "folds": []}))
+    assert Calibration.load(path).signals == ("dense",)  # no lexical signal: nothing changed for it
     with pytest.raises(NclueError, match="no cross-fitting folds"):
         Calibration(("bm25",), Model((0.0, 1.0), (0.0, 1.0))).model_for("x", crossfit=True)
 

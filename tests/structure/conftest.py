@@ -11,7 +11,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 SUBSET = ("latex/algorithms/algorithms", "latex/functan/functan", "latex/jura/jura", "latex/verse/verse")
 HAND_WEIGHTS = {
-    "format": 3,
+    "format": 4,
     "signals": ["head", "head_high", "head_level", "dense", "bm25", "phrase", "role"],
     "model": {"page": [-6.0, 4.0, 3.0, 1.0, 1.0, 2.0, 1.5, -3.0], "doc": [0.0, 1.0]},
     "provenance": {"by": "hand (tests)"},

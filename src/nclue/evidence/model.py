@@ -34,9 +34,13 @@ import numpy as np
 from nclue.errors import NclueError
 
 N_FOLDS = 2
-FORMAT = 3
+FORMAT = 4
 BM25_BOUND_FORMAT = 3
 """The first calibration format whose ``bm25`` signal is divided by its upper bound (:mod:`nclue.evidence.signals`)."""
+SPELLING_FORMAT = 4
+"""The first calibration format whose lexical signals (``bm25``, ``phrase``) also read the other
+spelling convention (:mod:`nclue.index.spelling`)."""
+LEXICAL_SIGNALS = frozenset({"bm25", "phrase"})
 SHIPPED: tuple[str, ...] = ("reader-debian-docs-shift", "reader-debian-docs")
 """Shipped calibrations (``calibrations/NAME.json``), in order of preference."""
 FIT_HINT = "write one with `nclue evidence fit BENCH COLLECTION -o FILE`"
@@ -122,6 +126,12 @@ class Calibration:
                 f"{where}: fitted in calibration format {version}, when the bm25 signal was divided by the "
                 f"collection's best score; since format {BM25_BOUND_FORMAT} it is divided by BM25's upper bound, "
                 f"so these weights no longer fit it; {FIT_HINT}"
+            )
+        if LEXICAL_SIGNALS & set(signals) and isinstance(version, int) and version < SPELLING_FORMAT:
+            raise NclueError(
+                f"{where}: fitted in calibration format {version}, before the bm25 and phrase signals read both "
+                f"spellings (customisation / customization); since format {SPELLING_FORMAT} a page written in the "
+                f"other spelling no longer reads 0, so these weights no longer fit; {FIT_HINT}"
             )
         for m in (model, *folds):
             if len(m.page) != len(signals) + 1:

@@ -11,6 +11,10 @@ of condition texts (:data:`SIGNALS`):
   (``benchmarks/evidence_bm25_bound.py`` measured the change across corpora);
 * ``phrase`` — 1 when the page holds the condition's analysed terms as a contiguous phrase
   (:meth:`nclue.index.lexical.LexicalIndex.page_phrase_matches`);
+* both lexical signals also read the condition in the other spelling convention
+  (``customisation`` → ``customization``, :mod:`nclue.index.spelling`) wherever the collection
+  uses it, and keep the higher value per page (calibration format 4; the stemmer keeps the two
+  spellings apart, so a page written the other way read 0);
 * ``dense`` — the cosine between the condition and the page under the collection's dense page
   index (best chunk of the page);
 * ``head``, ``head_level`` — heading evidence (:mod:`nclue.evidence.headings`);
@@ -135,16 +139,45 @@ def _dense_key(collection: Path) -> str | None:
     return found[0].name if len(found) == 1 else None
 
 
-def _bm25(source: EvidenceSource, texts: Sequence[str]) -> np.ndarray:
-    index = source.lexical.index
-    scores = index.page_scores(list(texts)).astype(np.float64)
-    bounds = index.page_upper_bounds(list(texts))[:, None]
+def spelling_alternates(index: Any, texts: Sequence[str]) -> tuple[list[str], list[int]]:
+    """``(alternates, owners)``: each text's other-convention spelling where the collection uses it
+    (:func:`nclue.index.spelling.alternate_text`), and the position of the text it rewrites."""
+    from nclue.index.spelling import alternate_text
+
+    alternates, owners = [], []
+    for i, text in enumerate(texts):
+        other = alternate_text(text, index.known_term)
+        if other is not None:
+            alternates.append(other)
+            owners.append(i)
+    return alternates, owners
+
+
+def _best_spelling(source: EvidenceSource, texts: Sequence[str], read: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+    """``read(texts)``, each row raised to its spelling alternate's where that is higher."""
+    texts = list(texts)
+    out = read(texts)
+    alternates, owners = spelling_alternates(source.lexical.index, texts)
+    if alternates:
+        rows = np.asarray(owners)
+        out[rows] = np.maximum(out[rows], read(alternates))
+    return out
+
+
+def _bm25_ratio(index: Any, texts: list[str]) -> np.ndarray:
+    scores = index.page_scores(texts).astype(np.float64)
+    bounds = index.page_upper_bounds(texts)[:, None]
     ratio = np.divide(scores, bounds, out=np.zeros_like(scores), where=bounds > 0)
     return np.clip(ratio, 0.0, 1.0).astype(np.float32)
 
 
+def _bm25(source: EvidenceSource, texts: Sequence[str]) -> np.ndarray:
+    index = source.lexical.index
+    return _best_spelling(source, texts, lambda batch: _bm25_ratio(index, batch))
+
+
 def _phrase(source: EvidenceSource, texts: Sequence[str]) -> np.ndarray:
-    return source.lexical.page_phrase_matches(list(texts)).astype(np.float32)
+    return _best_spelling(source, texts, lambda batch: source.lexical.page_phrase_matches(batch).astype(np.float32))
 
 
 def _dense(source: EvidenceSource, texts: Sequence[str]) -> np.ndarray:

@@ -299,18 +299,21 @@ def _build(base: Path, params: BM25Params, store: PageStore, engine: Engine | No
 
 
 def load_bm25s() -> ModuleType:
-    """``bm25s``, imported without numba.
+    """``bm25s``, imported without numba, scipy.sparse or tqdm.
 
     bm25s imports numba (when installed: ranx needs it) for its own ``retrieve``, and scipy.sparse
     for its own score matrices; that costs 0.3 s of every cold start, a quarter of a one-shot
     ``nclue coverage select``. nclue never calls ``retrieve``: page and document scores are read
-    from the loaded arrays, and the index is built with scipy imported where it is needed. So the
-    modules that are not loaded yet are hidden while bm25s is first imported; they stay importable
-    afterwards, and ranx and the builders get them as usual.
+    from the loaded arrays, and the index is built with scipy imported where it is needed. Its
+    modules also import ``tqdm.auto`` for their own progress bars, which pulls in asyncio (0.15 s);
+    nclue draws its own bars and calls bm25s with ``show_progress=False``, and every one of those
+    imports falls back to a no-op bar on ``ImportError``. So the modules that are not loaded yet
+    are hidden while bm25s is first imported; they stay importable afterwards, and ranx, the
+    builders and everything else get them as usual.
     """
     if "bm25s" in sys.modules:
         return sys.modules["bm25s"]
-    hidden = [name for name in ("numba", "scipy.sparse") if name not in sys.modules]
+    hidden = [name for name in ("numba", "scipy.sparse", "tqdm") if name not in sys.modules]
     for name in hidden:
         sys.modules[name] = None  # type: ignore[assignment] - makes the import raise ImportError
     try:
@@ -367,6 +370,12 @@ class LexicalIndex:
         terms = self.analyzer.terms(text)
         ids = np.fromiter((self.vocab[t] for t in terms if t in self.vocab), dtype=np.int32)
         return terms, ids
+
+    def known_term(self, word: str) -> str | None:
+        """The analysed term of one ``word`` when the vocabulary holds it; ``None`` for a stopword,
+        a word the analyser splits, or a term no page uses."""
+        terms = self.analyzer.terms(word)
+        return terms[0] if len(terms) == 1 and terms[0] in self.vocab else None
 
     @staticmethod
     def _score_matrix(model, id_lists: list[np.ndarray]) -> np.ndarray:
