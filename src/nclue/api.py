@@ -194,10 +194,14 @@ def evaluate(
     strata: bool = False,
     qrels: PathLike | None = None,
     per_query: PathLike | None = None,
+    strict: bool = False,
 ) -> Scorecard:
     """Score runs (objects or files): n-Clue Score, Gold Hit, Gold-NDCG, graded NDCG, M/P/G with intervals.
 
-    ``per_query`` names a JSONL file to receive one row per (run, query) with its outcome.
+    ``per_query`` names a JSONL file to receive one row per (run, query) with its outcome. Every
+    run's coverage of the benchmark is in ``card.coverage`` and its shortfalls in
+    ``card.problems`` (unanswered queries score as misses); ``strict=True`` refuses to score a
+    run that falls short.
     """
     from nclue.scoring import CI_KINDS, per_query_rows
     from nclue.scoring.scorecard import evaluate as score
@@ -208,6 +212,8 @@ def evaluate(
         raise NclueError(f"k={k}: the cutoff must be at least 1")
     benchmark = _benchmark(bench, qrels)
     scores, card = score(benchmark, _run_matrices(benchmark, runs), k, ci, bootstrap, seed, strata)  # type: ignore[arg-type]
+    if strict and card.problems:
+        raise NclueError(_refusal(card.problems, "drop --strict (strict=False) to score them as written"))
     if per_query is not None:
         from nclue.io import write_jsonl
 
@@ -226,19 +232,46 @@ def compare(
     sensitivity: bool = True,
     blocks: PathLike | None = None,
     qrels: PathLike | None = None,
+    strict: bool | None = None,
 ) -> Comparison:
     """Paired contrasts ``variant − base`` with family intervals, randomization tests, Holm and sensitivity.
 
-    ``blocks`` names a JSON file of max-|T| blocks (``nclue compare --help``).
+    ``blocks`` names a JSON file of max-|T| blocks (``nclue compare --help``). Every run's
+    coverage is in ``result.coverage`` and its shortfalls in ``result.problems``. ``strict``:
+    ``None`` (the default) refuses runs that answer different sets of queries — a contrast would
+    then set one run's answers against the other's misses; ``True`` refuses any shortfall;
+    ``False`` contrasts them as written.
     """
-    from nclue.scoring import compare_runs, read_blocks, score_runs
+    from dataclasses import replace
+
+    from nclue.scoring import compare_runs, coverage_of, read_blocks, score_runs
 
     if not variants:
         raise NclueError("give at least one variant run to compare with the base")
     benchmark = _benchmark(bench, qrels)
     loaded = _run_matrices(benchmark, [base, *variants])
+    coverage = {r.name: coverage_of(r, benchmark) for r in loaded}
+    problems = [p for c in coverage.values() for p in c.problems()]
+    if strict and problems:
+        raise NclueError(_refusal(problems, "drop --strict to contrast them as written"))
+    if strict is None:
+        differ = [r.name for r in loaded[1:] if (r.answered != loaded[0].answered).any()]
+        if differ:
+            counts = ", ".join(f"{c.name} {c.answered}" for c in coverage.values())
+            raise NclueError(
+                f"the runs answer different queries (answered of {benchmark.n_queries}: {counts}), so a paired "
+                f"contrast would set one run's answers against the other's misses ({', '.join(differ)} differ from "
+                f"the base {loaded[0].name}); rerun them on the same queries, or pass --no-strict (strict=False) to "
+                "contrast them with the unanswered queries scored as misses"
+            )
     scores = score_runs(benchmark, loaded, k)
     declared = read_blocks(blocks, loaded[0].name) if blocks is not None else []
-    return compare_runs(
+    result = compare_runs(
         benchmark, scores, loaded[0].name, [r.name for r in loaded[1:]], declared, bootstrap, draws, seed, sensitivity
     )
+    return replace(result, coverage=coverage)
+
+
+def _refusal(problems: list[str], fix: str) -> str:
+    """The error of a strict evaluation: every shortfall, then the way out."""
+    return "; ".join(problems) + f"; {fix}"

@@ -54,7 +54,7 @@ def test_evaluate_json_in_percentage_points(app, s6_release, runs, tmp_path):
     assert set(base["ci"]) == {"n_clue_score", "gold_hit", "gold_ndcg", "graded_ndcg"}
     assert card["runs"]["var2"]["n_clue_score"] == 100.0
     assert card["unknown_qids"] == {"base": 1}
-    assert "1 queries not in the benchmark" in result.stderr
+    assert "1 query ids are not in the benchmark ('ghost') and were ignored" in result.stderr
     rows = [json.loads(line) for line in per_query.read_text().splitlines()]
     assert len(rows) == 6 and {r["outcome"] for r in rows} <= {"miss", "subset_first", "gold_first"}
     again = CliRunner().invoke(app, ["evaluate", str(s6_release), *map(str, runs), "--format", "json", "--seed", "3"])

@@ -24,7 +24,7 @@ def _warn(messages: list[str]) -> None:
 
     console = Console(stderr=True)
     for message in messages:
-        console.print(f"warning: {message}", style="yellow", markup=False, highlight=False)
+        console.print(f"warning: {message}", style="yellow", markup=False, highlight=False, soft_wrap=True)
 
 
 def _emit(text: str, output: Path | None) -> None:
@@ -59,8 +59,17 @@ def evaluate(
     plot: Path | None = typer.Option(
         None, "--plot", help="Write the ranked scorecard figure to PLOT.png and PLOT.pdf."
     ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="Refuse a run that does not answer every query, names unknown query ids or documents, "
+        "or cites pages a document lacks (without it: a warning, and a run-coverage table).",
+    ),
 ) -> None:
     """Score runs: n-Clue Score, Gold Hit, Gold-NDCG, graded NDCG, M/P/G (percentage points).
+
+    A run that answers only some queries is scored with the others as misses, and said so (stderr,
+    and a run-coverage table in the report); --strict refuses it instead.
 
     Example: nclue evaluate ./bench runs/bm25.trec runs/fusion.jsonl --format markdown --strata
     """
@@ -76,14 +85,9 @@ def evaluate(
         strata=with_strata,
         qrels=qrels,
         per_query=per_query,
+        strict=strict,
     )
-    _warn(
-        list(card.warnings)
-        + [
-            f"run {name}: {count} queries not in the benchmark were ignored"
-            for name, count in card.unknown_qids.items()
-        ]
-    )
+    _warn(list(card.warnings) + card.problems)
     if plot is not None:
         from nclue.report.plots import scorecard_plot
 
@@ -111,8 +115,18 @@ def compare(
     ),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the report here instead of stdout."),
     plot: Path | None = typer.Option(None, "--plot", help="Write the Gold-Hit vs n-Clue delta plane to PLOT.png/.pdf."),
+    strict: bool | None = typer.Option(
+        None,
+        "--strict/--no-strict",
+        help="--strict: refuse any run that falls short of the benchmark; --no-strict: contrast runs as "
+        "written. Default: refuse only runs that answer different queries.",
+        show_default=False,
+    ),
 ) -> None:
     """Paired contrasts VARIANT − BASE with family CIs, randomization tests, Holm, sensitivity.
+
+    Runs that answer different sets of queries are refused (a contrast would set one run's answers
+    against the other's misses) unless --no-strict is given.
 
     Example: nclue compare ./bench runs/bm25.trec runs/bm25.min.trec runs/bm25.distinct.trec --blocks blocks.json
     """
@@ -129,7 +143,9 @@ def compare(
         sensitivity=sensitivity,
         blocks=blocks,
         qrels=qrels,
+        strict=strict,
     )
+    _warn(list(result.warnings) + result.problems)
     if plot is not None:
         from nclue.report.plots import delta_plane_plot
 

@@ -15,7 +15,7 @@ from nclue.scoring.benchmark import Benchmark, build_benchmark
 from nclue.scoring.compare import Block, compare_runs, read_blocks
 from nclue.scoring.metrics import Scores, score_runs
 from nclue.scoring.results import BlockTest, Comparison, Contrast, RunSummary, Scorecard
-from nclue.scoring.runs import RunMatrix, from_records, load_run
+from nclue.scoring.runs import RunCoverage, RunMatrix, coverage_of, from_records, load_run
 from nclue.scoring.scorecard import CI_KINDS, evaluate, scorecard
 from nclue.scoring.summary import metric_matrix, per_query_rows, strata, summarise, summarise_strata
 
@@ -35,6 +35,8 @@ __all__ = [
     "evaluate",
     "from_records",
     "load_run",
+    "coverage_of",
+    "RunCoverage",
     "metric_matrix",
     "per_query_rows",
     "read_blocks",

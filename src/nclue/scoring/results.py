@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING
 
 from nclue.io import json_safe
 from nclue.tables import METRIC_LABELS, Table, Tabular, fmt_ci, fmt_p, fmt_pp
+
+if TYPE_CHECKING:
+    from nclue.scoring.runs import RunCoverage
 
 HEADLINE = ("n_clue_score", "gold_hit", "gold_ndcg", "graded_ndcg")
 SHARES = ("miss", "subset_first", "gold_first")
@@ -81,6 +85,13 @@ class Scorecard(Tabular):
     strata: Mapping[str, Mapping[str, dict]] | None = None
     unknown_qids: Mapping[str, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    coverage: Mapping[str, RunCoverage] = field(default_factory=dict)
+    """Per run, how much of the benchmark it covers (:class:`nclue.scoring.runs.RunCoverage`)."""
+
+    @property
+    def problems(self) -> list[str]:
+        """Every run's shortfalls against the benchmark, one sentence each (empty: all runs cover it)."""
+        return [p for c in self.coverage.values() for p in c.problems()]
 
     def __getitem__(self, name: str) -> RunSummary:
         return self.runs[name]
@@ -112,6 +123,8 @@ class Scorecard(Tabular):
             out["strata"] = self.strata
         if self.unknown_qids:
             out["unknown_qids"] = dict(self.unknown_qids)
+        if self.coverage:
+            out["coverage"] = {n: c.to_json() for n, c in self.coverage.items()}
         return json_safe(out)
 
     def tables(self) -> list[Table]:
@@ -120,6 +133,8 @@ class Scorecard(Tabular):
             out.append(page_support_table(self))
         if self.strata:
             out.append(strata_table(self))
+        if self.problems:
+            out.append(coverage_table(self.coverage.values()))
         return out
 
 
@@ -209,6 +224,13 @@ class Comparison(Tabular):
     blocks: Mapping[str, BlockTest] = field(default_factory=dict)
     spearman: Mapping[str, Mapping[str, float | None]] | None = None
     warnings: tuple[str, ...] = ()
+    coverage: Mapping[str, RunCoverage] = field(default_factory=dict)
+    """Per run (base and variants), how much of the benchmark it covers."""
+
+    @property
+    def problems(self) -> list[str]:
+        """Every run's shortfalls against the benchmark, one sentence each."""
+        return [p for c in self.coverage.values() for p in c.problems()]
 
     def __getitem__(self, variant: str) -> Contrast:
         return self.contrasts[variant]
@@ -226,6 +248,8 @@ class Comparison(Tabular):
             out["blocks"] = {n: b.to_json() for n, b in self.blocks.items()}
         if self.spearman is not None:
             out["spearman"] = self.spearman
+        if self.coverage:
+            out["coverage"] = {n: c.to_json() for n, c in self.coverage.items()}
         return json_safe(out)
 
     def tables(self) -> list[Table]:
@@ -235,6 +259,8 @@ class Comparison(Tabular):
             out.insert(2, sensitivity_table(contrasts))
         if self.blocks:
             out.append(blocks_table(self.blocks.values()))
+        if self.problems:
+            out.append(coverage_table(self.coverage.values()))
         return [t for t in out if t.rows]
 
 
@@ -243,6 +269,26 @@ class Comparison(Tabular):
 
 def _mpg(values: Sequence[float]) -> str:
     return "/".join(fmt_pp(v) for v in values)
+
+
+def coverage_table(coverage: Iterable[RunCoverage]) -> Table:
+    """What each run covers of the benchmark: queries answered, unknown ids, documents, pages."""
+    rows = tuple(
+        (
+            c.name,
+            f"{c.answered}/{c.queries}",
+            str(len(c.unknown_qids)),
+            "—" if c.unknown_docs is None else f"{c.unknown_docs}/{c.ranked}",
+            f"{c.pages_out_of_range}/{c.cited_pages}" if c.cited_pages else "—",
+        )
+        for c in coverage
+    )
+    return Table(
+        ("Run", "Queries answered", "Unknown query ids", "Documents outside the corpus", "Pages out of range"),
+        rows,
+        "lrrrr",
+        "Run coverage: unanswered queries are scored as misses, unknown documents as non-relevant",
+    )
 
 
 def scorecard_table(

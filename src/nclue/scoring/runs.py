@@ -8,6 +8,10 @@ know are counted in :attr:`RunMatrix.unknown_qids`, never silently dropped.
 
 Doc codes: ``>= 0`` benchmark doc index; :data:`OUTSIDE` a doc the benchmark has never
 seen (grade 0); :data:`PAD` no document at that rank.
+
+:func:`coverage_of` says how much of the benchmark a run covers (:class:`RunCoverage`): a run
+that answers half the queries, ranks documents of another corpus or cites pages a document does
+not have is scored as written — as misses — but never without saying so.
 """
 
 from __future__ import annotations
@@ -84,6 +88,98 @@ class RunMatrix:
             unknown_qids=tuple(sorted(set(unknown_qids))),
             path=path,
         )
+
+
+@dataclass(frozen=True)
+class RunCoverage:
+    """How much of a benchmark one run covers.
+
+    ``queries``: the benchmark's; ``answered``: those with at least one ranked document;
+    ``unknown_qids``: query ids the benchmark does not have (ignored); ``ranked``: ranked entries
+    over the benchmark's queries; ``unknown_docs``: those naming a document outside the
+    benchmark's corpus and judgments (``None`` when the release has no ``corpus.jsonl``, so
+    nothing can be said); ``cited_pages`` / ``pages_out_of_range``: surfaced pages, and those
+    below 1 or past the document's page count (known from ``corpus.jsonl``).
+    """
+
+    name: str
+    queries: int
+    answered: int
+    unknown_qids: tuple[str, ...]
+    ranked: int
+    unknown_docs: int | None
+    cited_pages: int
+    pages_out_of_range: int
+
+    @property
+    def missing(self) -> int:
+        """Benchmark queries the run does not answer (scored as misses)."""
+        return self.queries - self.answered
+
+    def problems(self) -> list[str]:
+        """One sentence per way the run falls short of the benchmark (empty: it covers it)."""
+        out = []
+        if self.missing:
+            out.append(
+                f"run {self.name}: answers {self.answered} of {self.queries} queries; "
+                f"the {self.missing} it does not answer are scored as misses"
+            )
+        if self.unknown_qids:
+            shown = ", ".join(repr(q) for q in self.unknown_qids[:3])
+            more = f" and {len(self.unknown_qids) - 3} more" if len(self.unknown_qids) > 3 else ""
+            out.append(
+                f"run {self.name}: {len(self.unknown_qids)} query ids are not in the benchmark ({shown}{more}) "
+                "and were ignored"
+            )
+        if self.unknown_docs:
+            share = self.unknown_docs / self.ranked
+            hint = "; is it a run of another benchmark or collection?" if share > 0.5 else ""
+            out.append(
+                f"run {self.name}: {self.unknown_docs} of {self.ranked} ranked documents ({share:.0%}) are not in "
+                f"the benchmark's corpus and count as non-relevant{hint}"
+            )
+        if self.pages_out_of_range:
+            out.append(
+                f"run {self.name}: {self.pages_out_of_range} of {self.cited_pages} cited pages are outside their "
+                "document's pages (below 1 or past its page count); they can support nothing"
+            )
+        return out
+
+    def to_json(self) -> dict:
+        return {
+            "queries": self.queries,
+            "answered": self.answered,
+            "missing": self.missing,
+            "unknown_qids": len(self.unknown_qids),
+            "ranked": self.ranked,
+            "unknown_docs": self.unknown_docs,
+            "cited_pages": self.cited_pages,
+            "pages_out_of_range": self.pages_out_of_range,
+        }
+
+
+def coverage_of(run: RunMatrix, bench: Benchmark) -> RunCoverage:
+    """The :class:`RunCoverage` of ``run`` on ``bench`` (its encoded arrays, no rereading)."""
+    ranked_cells = run.docs != PAD
+    known_pages = bench.n_pages >= 0
+    cited, outside = 0, 0
+    if run.pages is not None:
+        cells = run.pages >= 0
+        cited = int(cells.sum())
+        doc = np.where(run.docs >= 0, run.docs, 0)
+        limit = np.where(run.docs >= 0, bench.n_pages[doc], -1)[:, :, None]
+        has_limit = (limit >= 1) & cells
+        outside = int((cells & (run.pages < 1)).sum() + (has_limit & (run.pages > limit)).sum())
+    return RunCoverage(
+        name=run.name,
+        queries=bench.n_queries,
+        answered=int(run.answered.sum()),
+        unknown_qids=run.unknown_qids,
+        ranked=int(ranked_cells.sum()),
+        unknown_docs=int((run.docs == OUTSIDE).sum()) if known_pages.any() else None,
+        cited_pages=cited,
+        pages_out_of_range=outside,
+    )
 
 
 def load_run(path: str | Path, bench: Benchmark, name: str | None = None) -> RunMatrix:

@@ -17,7 +17,7 @@ import numpy as np
 from nclue.scoring.benchmark import Benchmark
 from nclue.scoring.metrics import Scores, score_runs
 from nclue.scoring.results import HEADLINE, RunSummary, Scorecard
-from nclue.scoring.runs import RunMatrix
+from nclue.scoring.runs import RunCoverage, RunMatrix, coverage_of
 from nclue.scoring.summary import metric_matrix, summarise, summarise_strata
 from nclue.stats import bootstrap_ci, spearman_matrix
 from nclue.types import DEFAULT_SEED
@@ -38,6 +38,7 @@ def scorecard(
     seed: int = DEFAULT_SEED,
     with_strata: bool = False,
     unknown_qids: dict[str, int] | None = None,
+    coverage: dict[str, RunCoverage] | None = None,
 ) -> Scorecard:
     """Summaries of every scored run, with percentile CIs of the headline metrics."""
     runs = summarise(scores)
@@ -68,6 +69,7 @@ def scorecard(
         strata=summarise_strata(scores, bench) if with_strata else None,
         unknown_qids=unknown_qids or {},
         warnings=bench.warnings,
+        coverage=coverage or {},
     )
 
 
@@ -83,4 +85,5 @@ def evaluate(
     """Score ``runs`` and build their scorecard in one call."""
     scores = score_runs(bench, runs, k)
     unknown = {r.name: len(r.unknown_qids) for r in runs if r.unknown_qids}
-    return scores, scorecard(bench, scores, ci, n_boot, seed, with_strata, unknown)
+    coverage = {r.name: coverage_of(r, bench) for r in runs}
+    return scores, scorecard(bench, scores, ci, n_boot, seed, with_strata, unknown, coverage)
