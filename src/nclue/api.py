@@ -195,13 +195,15 @@ def evaluate(
     qrels: PathLike | None = None,
     per_query: PathLike | None = None,
     strict: bool = False,
+    measures: Sequence[str] = (),
 ) -> Scorecard:
     """Score runs (objects or files): n-Clue Score, Gold Hit, Gold-NDCG, graded NDCG, M/P/G with intervals.
 
     ``per_query`` names a JSONL file to receive one row per (run, query) with its outcome. Every
     run's coverage of the benchmark is in ``card.coverage`` and its shortfalls in
     ``card.problems`` (unanswered queries score as misses); ``strict=True`` refuses to score a
-    run that falls short.
+    run that falls short. ``measures`` adds standard IR measures by their ir_measures names
+    (``["nDCG@10", "AP", "R@100"]``) to ``card.measures`` (:mod:`nclue.scoring.standard`).
     """
     from nclue.scoring import CI_KINDS, per_query_rows
     from nclue.scoring.scorecard import evaluate as score
@@ -211,7 +213,7 @@ def evaluate(
     if k < 1:
         raise NclueError(f"k={k}: the cutoff must be at least 1")
     benchmark = _benchmark(bench, qrels)
-    scores, card = score(benchmark, _run_matrices(benchmark, runs), k, ci, bootstrap, seed, strata)  # type: ignore[arg-type]
+    scores, card = score(benchmark, _run_matrices(benchmark, runs), k, ci, bootstrap, seed, strata, measures)  # type: ignore[arg-type]
     if strict and card.problems:
         raise NclueError(_refusal(card.problems, "drop --strict (strict=False) to score them as written"))
     if per_query is not None:

@@ -59,6 +59,13 @@ def evaluate(
     plot: Path | None = typer.Option(
         None, "--plot", help="Write the ranked scorecard figure to PLOT.png and PLOT.pdf."
     ),
+    measure: list[str] = typer.Option(
+        [],
+        "--measure",
+        "-m",
+        help="A standard IR measure by its ir_measures name, next to the n-Clue metrics (repeatable): "
+        "nDCG@10, AP, RR, P@5, R@100, AP(rel=3) for golds only.",
+    ),
     strict: bool = typer.Option(
         False,
         "--strict",
@@ -72,6 +79,8 @@ def evaluate(
     and a run-coverage table in the report); --strict refuses it instead.
 
     Example: nclue evaluate ./bench runs/bm25.trec runs/fusion.jsonl --format markdown --strata
+
+    Example: nclue evaluate ./bench runs/bm25.trec -m nDCG@10 -m AP -m R@100
     """
     from nclue.api import evaluate as run_evaluate
 
@@ -86,6 +95,7 @@ def evaluate(
         qrels=qrels,
         per_query=per_query,
         strict=strict,
+        measures=measure,
     )
     _warn(list(card.warnings) + card.problems)
     if plot is not None:

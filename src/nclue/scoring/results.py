@@ -87,6 +87,8 @@ class Scorecard(Tabular):
     warnings: tuple[str, ...] = ()
     coverage: Mapping[str, RunCoverage] = field(default_factory=dict)
     """Per run, how much of the benchmark it covers (:class:`nclue.scoring.runs.RunCoverage`)."""
+    measures: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """Standard measures asked for, ``{run: {measure: value in [0, 1]}}`` (:mod:`nclue.scoring.standard`)."""
 
     @property
     def problems(self) -> list[str]:
@@ -125,10 +127,14 @@ class Scorecard(Tabular):
             out["unknown_qids"] = dict(self.unknown_qids)
         if self.coverage:
             out["coverage"] = {n: c.to_json() for n, c in self.coverage.items()}
+        if self.measures:
+            out["measures"] = {n: dict(m) for n, m in self.measures.items()}
         return json_safe(out)
 
     def tables(self) -> list[Table]:
         out = [scorecard_table(self)]
+        if self.measures:
+            out.append(measures_table(self))
         if any(r.page_aware for r in self.runs.values()):
             out.append(page_support_table(self))
         if self.strata:
@@ -269,6 +275,18 @@ class Comparison(Tabular):
 
 def _mpg(values: Sequence[float]) -> str:
     return "/".join(fmt_pp(v) for v in values)
+
+
+def measures_table(card: Scorecard) -> Table:
+    """The standard measures asked for, one column each, in the scorecard's run order."""
+    order = card.ranked([n for n in card.runs if n in card.measures])
+    names = list(next(iter(card.measures.values())))
+    return Table(
+        ("System", *names),
+        tuple((n, *(f"{card.measures[n][m]:.4f}" for m in names)) for n in order),
+        "l" + "r" * len(names),
+        f"Standard measures (ir_measures) over {card.queries} queries; unanswered queries score 0",
+    )
 
 
 def coverage_table(coverage: Iterable[RunCoverage]) -> Table:

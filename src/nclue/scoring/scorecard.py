@@ -18,6 +18,7 @@ from nclue.scoring.benchmark import Benchmark
 from nclue.scoring.metrics import Scores, score_runs
 from nclue.scoring.results import HEADLINE, RunSummary, Scorecard
 from nclue.scoring.runs import RunCoverage, RunMatrix, coverage_of
+from nclue.scoring.standard import standard_measures
 from nclue.scoring.summary import metric_matrix, summarise, summarise_strata
 from nclue.stats import bootstrap_ci, spearman_matrix
 from nclue.types import DEFAULT_SEED
@@ -39,6 +40,7 @@ def scorecard(
     with_strata: bool = False,
     unknown_qids: dict[str, int] | None = None,
     coverage: dict[str, RunCoverage] | None = None,
+    measures: dict[str, dict[str, float]] | None = None,
 ) -> Scorecard:
     """Summaries of every scored run, with percentile CIs of the headline metrics."""
     runs = summarise(scores)
@@ -70,6 +72,7 @@ def scorecard(
         unknown_qids=unknown_qids or {},
         warnings=bench.warnings,
         coverage=coverage or {},
+        measures=measures or {},
     )
 
 
@@ -81,9 +84,12 @@ def evaluate(
     n_boot: int = DEFAULT_BOOTSTRAP,
     seed: int = DEFAULT_SEED,
     with_strata: bool = False,
+    measures: Sequence[str] = (),
 ) -> tuple[Scores, Scorecard]:
-    """Score ``runs`` and build their scorecard in one call."""
+    """Score ``runs`` and build their scorecard in one call; ``measures`` adds standard IR
+    measures by their ir_measures names (:mod:`nclue.scoring.standard`)."""
+    standard = standard_measures(bench, runs, measures)
     scores = score_runs(bench, runs, k)
     unknown = {r.name: len(r.unknown_qids) for r in runs if r.unknown_qids}
     coverage = {r.name: coverage_of(r, bench) for r in runs}
-    return scores, scorecard(bench, scores, ci, n_boot, seed, with_strata, unknown, coverage)
+    return scores, scorecard(bench, scores, ci, n_boot, seed, with_strata, unknown, coverage, standard)
