@@ -52,6 +52,10 @@ def test_readme_python_section_runs(workdir: Path, monkeypatch: pytest.MonkeyPat
     n_queries = len((workdir / "bench" / "queries.jsonl").read_text().splitlines())
     assert card["bm25.and"].n_clue_score == pytest.approx(100.0 * wins / n_queries)
     assert os.path.isfile(workdir / "runs" / "bm25.and.trec")
+    # the same run handed over as a DataFrame scores exactly as the Run object
+    mixed = namespace["mixed"]
+    assert mixed["run2"].n_clue_score == card["bm25.and"].n_clue_score
+    assert mixed.to_pandas().loc["run2", "nDCG@10"] == mixed.measures["run2"]["nDCG@10"]
 
 
 @pytest.fixture(scope="module")

@@ -172,11 +172,36 @@ def _benchmark(bench: Release | PathLike, qrels: PathLike | None) -> Benchmark:
     return Benchmark.open(root, qrels)
 
 
+def _as_run(item: object, position: int) -> Run | PathLike:
+    """A run given as a :class:`Run`, a run file, ``{qid: {doc_id: score}}`` or a DataFrame
+    (the last two are named ``run1``, ``run2``, … by position)."""
+    from collections.abc import Mapping
+
+    if isinstance(item, (Run, str, os.PathLike)):
+        return item
+    if isinstance(item, Mapping):
+        return Run(f"run{position}", dict(item))
+    if hasattr(item, "columns") and hasattr(item, "__getitem__"):
+        return Run.from_pandas(item, f"run{position}")
+    raise NclueError(
+        f"run {position}: expected a Run, a run file path, {{qid: {{doc_id: score}}}} or a pandas DataFrame, "
+        f"got {type(item).__name__}"
+    )
+
+
 def _run_matrices(bench: Benchmark, runs: Sequence[Run | PathLike]) -> list:
+    from collections.abc import Mapping
+
     from nclue.scoring import from_records
     from nclue.scoring import load_run as encode_file
 
-    loaded = [from_records(r, bench) if isinstance(r, Run) else encode_file(r, bench) for r in runs]
+    if isinstance(runs, (str, os.PathLike, Mapping, Run)) or not isinstance(runs, Sequence):
+        raise NclueError(
+            f"runs must be a list of runs (Run objects, run file paths, {{qid: {{doc_id: score}}}} dicts or "
+            f"DataFrames), got {type(runs).__name__}; wrap a single run in a list"
+        )
+    given = [_as_run(r, i) for i, r in enumerate(runs, start=1)]
+    loaded = [from_records(r, bench) if isinstance(r, Run) else encode_file(r, bench) for r in given]
     names = [r.name for r in loaded]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
@@ -197,7 +222,11 @@ def evaluate(
     strict: bool = False,
     measures: Sequence[str] = (),
 ) -> Scorecard:
-    """Score runs (objects or files): n-Clue Score, Gold Hit, Gold-NDCG, graded NDCG, M/P/G with intervals.
+    """Score runs: n-Clue Score, Gold Hit, Gold-NDCG, graded NDCG, M/P/G with intervals.
+
+    A run is a :class:`Run`, a run file (TREC or nclue JSONL), a ranx-style ``{qid: {doc_id:
+    score}}`` dict or a PyTerrier/ranx DataFrame (the last two named ``run1``, ``run2``, … by
+    position; build a :class:`Run` to name one).
 
     ``per_query`` names a JSONL file to receive one row per (run, query) with its outcome. Every
     run's coverage of the benchmark is in ``card.coverage`` and its shortfalls in

@@ -149,11 +149,72 @@ class Run:
 
     Order matters: equal scores keep this input order (the tie rule of ``docs/metrics.md``).
     ``page_aware`` runs carry surfaced pages and per-condition evidence.
+
+    ``rankings`` may also be given as ranx and pytrec_eval write them, ``{qid: {doc_id: score}}``
+    (the mapping's order is the tie order), or as ``{qid: [(doc_id, score), ...]}``; they are
+    stored as :class:`RankedDoc` lists. :meth:`from_pandas` reads a PyTerrier or ranx frame and
+    :meth:`to_pandas` writes one. Anything else is refused with an :class:`~nclue.errors.NclueError`
+    that names what was expected.
     """
 
     name: str
     rankings: dict[str, list[RankedDoc]]
     page_aware: bool = False
+
+    def __post_init__(self) -> None:
+        from nclue.errors import NclueError
+
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise NclueError(f"a run's name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.rankings, Mapping):
+            raise NclueError(
+                f"run {self.name}: rankings must be a mapping qid → ranking ({{qid: {{doc_id: score}}}} or "
+                f"{{qid: [RankedDoc, ...]}}), got {type(self.rankings).__name__}"
+            )
+        self.rankings = {str(qid): _ranking(self.name, str(qid), docs) for qid, docs in self.rankings.items()}
+
+    @classmethod
+    def from_dict(cls, name: str, rankings: Mapping[str, Mapping[str, float]]) -> Run:
+        """A run from ranx's / pytrec_eval's ``{qid: {doc_id: score}}``."""
+        return cls(name, dict(rankings))
+
+    @classmethod
+    def from_pandas(
+        cls, frame, name: str, qid: str | None = None, doc_id: str | None = None, score: str = "score"
+    ) -> Run:  # noqa: ANN001 - a pandas DataFrame (pandas is optional)
+        """A run from a DataFrame with one row per ranked document, in the frame's order.
+
+        The query and document columns are found by name unless given: ``qid`` / ``query_id`` /
+        ``q_id`` and ``docno`` / ``doc_id`` (PyTerrier, ir_measures and ranx frames all work).
+        """
+        from nclue.errors import NclueError
+
+        columns = [str(c) for c in getattr(frame, "columns", ())]
+        if not columns:
+            raise NclueError(f"run {name}: expected a pandas DataFrame, got {type(frame).__name__}")
+        q = qid or next((c for c in ("qid", "query_id", "q_id") if c in columns), None)
+        d = doc_id or next((c for c in ("docno", "doc_id") if c in columns), None)
+        missing = [label for label, col in (("query", q), ("document", d), ("score", score)) if col not in columns]
+        if missing:
+            raise NclueError(
+                f"run {name}: the frame has no {' or '.join(missing)} column (columns: {', '.join(columns)}); "
+                "name them with qid=, doc_id=, score="
+            )
+        rankings: dict[str, list[tuple[str, float]]] = {}
+        for query, doc, value in zip(frame[q].tolist(), frame[d].tolist(), frame[score].tolist()):
+            rankings.setdefault(str(query), []).append((str(doc), value))
+        return cls(name, rankings)
+
+    def to_pandas(self):  # noqa: ANN201 - a pandas DataFrame
+        """PyTerrier's frame: ``qid, docno, score, rank`` (rank from 0), one row per ranked document,
+        each query in nclue's ranking order (score descending, ties in input order)."""
+        import pandas as pd
+
+        rows = []
+        for qid, docs in self.rankings.items():
+            ordered = sorted(range(len(docs)), key=lambda i: -docs[i].score)
+            rows.extend((qid, docs[i].doc_id, docs[i].score, rank) for rank, i in enumerate(ordered))
+        return pd.DataFrame(rows, columns=["qid", "docno", "score", "rank"])
 
     def write(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write ``DIR/<name>.trec`` and ``DIR/<name>.jsonl`` atomically; return their paths."""
@@ -167,3 +228,30 @@ class Run:
         from nclue.runfile import read_run
 
         return read_run(path, name)
+
+
+def _ranking(name: str, qid: str, docs: object) -> list[RankedDoc]:
+    """One query's ranking as :class:`RankedDoc` values (the accepted shapes are :class:`Run`'s)."""
+    from nclue.errors import NclueError
+
+    def bad(what: str) -> NclueError:
+        return NclueError(
+            f"run {name}: query {qid!r}: {what}; give {{doc_id: score}}, [(doc_id, score), ...] or [RankedDoc, ...]"
+        )
+
+    if isinstance(docs, Mapping):
+        docs = list(docs.items())
+    if isinstance(docs, (str, bytes)) or not hasattr(docs, "__iter__"):
+        raise bad(f"expected a ranking, got {type(docs).__name__}")
+    out = []
+    for entry in docs:
+        if isinstance(entry, RankedDoc):
+            out.append(entry)
+            continue
+        if not isinstance(entry, (tuple, list)) or len(entry) != 2:
+            raise bad(f"expected (doc_id, score), got {entry!r}")
+        doc, score = entry
+        if isinstance(score, bool) or not isinstance(score, (int, float)) and not hasattr(score, "__float__"):
+            raise bad(f"the score of {doc!r} is {score!r}, not a number")
+        out.append(RankedDoc(str(doc), float(score)))
+    return out

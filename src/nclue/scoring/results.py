@@ -131,6 +131,15 @@ class Scorecard(Tabular):
             out["measures"] = {n: dict(m) for n, m in self.measures.items()}
         return json_safe(out)
 
+    def to_pandas(self):  # noqa: ANN201 - a pandas DataFrame
+        """One row per run (index ``system``, in :meth:`ranked` order): every metric in pp, each
+        headline interval as ``METRIC_lo``/``METRIC_hi``, then the standard measures asked for."""
+        rows = []
+        for name in self.ranked():
+            row = {"system": name, **flat(self.runs[name].to_json())}
+            rows.append({**row, **dict(self.measures.get(name, {}))})
+        return frame(rows, "system")
+
     def tables(self) -> list[Table]:
         out = [scorecard_table(self)]
         if self.measures:
@@ -258,6 +267,11 @@ class Comparison(Tabular):
             out["coverage"] = {n: c.to_json() for n, c in self.coverage.items()}
         return json_safe(out)
 
+    def to_pandas(self):  # noqa: ANN201 - a pandas DataFrame
+        """One row per contrast (index ``variant``): the effects, tests and sensitivity values of
+        :class:`Contrast`, each interval as ``NAME_lo``/``NAME_hi``."""
+        return frame([{"variant": n, **flat(c.to_json())} for n, c in self.contrasts.items()], "variant")
+
     def tables(self) -> list[Table]:
         contrasts = list(self.contrasts.values())
         out = [contrast_table(contrasts, self.draws), support_table(contrasts), promotion_table(contrasts)]
@@ -268,6 +282,40 @@ class Comparison(Tabular):
         if self.problems:
             out.append(coverage_table(self.coverage.values()))
         return [t for t in out if t.rows]
+
+
+def flat(record: Mapping) -> dict:
+    """A JSON record for a frame: a nested mapping spread into ``KEY_SUB`` columns (``ci``'s into
+    ``SUB``), every ``[lo, hi]`` pair of numbers into ``NAME_lo``/``NAME_hi``; other lists dropped."""
+
+    def pair(value: object) -> bool:
+        return isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, (int, float)) for v in value)
+
+    def put(key: str, value: object) -> None:
+        if pair(value):
+            out[f"{key}_lo"], out[f"{key}_hi"] = value  # type: ignore[misc]
+        elif not isinstance(value, (Mapping, list, tuple)):
+            out[key] = value
+
+    out: dict = {}
+    for key, value in record.items():
+        if isinstance(value, Mapping):
+            for sub, item in value.items():
+                put(sub if key == "ci" else f"{key}_{sub}", item)
+        else:
+            put(key, value)
+    return out
+
+
+def frame(rows: list[dict], index: str):  # noqa: ANN201 - a pandas DataFrame
+    """``rows`` as a pandas DataFrame indexed by ``index`` (pandas is imported here, on demand)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        from nclue.errors import NclueError
+
+        raise NclueError("to_pandas needs pandas; install it with `pip install pandas`") from None
+    return pd.DataFrame(rows).set_index(index) if rows else pd.DataFrame(columns=[index]).set_index(index)
 
 
 # --- the table builders ----------------------------------------------------------------------
