@@ -9,6 +9,10 @@
 
 The semicolon delimiter is deliberate: concept-internal "and" makes other delimiters
 ambiguous (seed, Query-Form Robustness Protocol).
+
+:func:`split_sentence` is the exception, for people who type a sentence: it splits one
+plain-language request on commas, "and", "with" and similar joiners, and the CLI prints the
+conditions it used, so a wrong split is seen and fixed with ``--require``.
 """
 
 from __future__ import annotations
@@ -87,3 +91,32 @@ def parse_conditions(text: str, extra: list[str] | tuple[str, ...] = ()) -> tupl
     if len(unique) > MAX_CONDITIONS:
         raise NclueError(f"{len(unique)} conditions given; at most {MAX_CONDITIONS} are supported")
     return unique
+
+
+_LEAD = re.compile(
+    r"^\s*(?:(?:please\s+)?(?:how\s+(?:do|can|should|would)\s+(?:i|we|you|one)|how\s+to|where\s+(?:do|can)\s+i"
+    r"|what\s+(?:is|are)|which\s+(?:documents?|manuals?|pages?|guides?)\s+(?:cover|covers|discuss|discusses|explain|explains|describe|describes)"
+    r"|find(?:\s+(?:me|the\s+documents?|documents?))?(?:\s+(?:about|on|that\s+cover|covering))?|show\s+me|i\s+(?:need|want)(?:\s+to)?"
+    r"|documents?\s+(?:about|on|covering))\b)\s*",
+    re.IGNORECASE,
+)
+_JOINERS = re.compile(
+    r"\s*(?:,|;|\s(?:and|with|plus|including|as\s+well\s+as|along\s+with|together\s+with|using)\s)\s*", re.IGNORECASE
+)
+_ARTICLE = re.compile(r"^(?:(?:a|an|the|some|about|also|its|their)\s+)+", re.IGNORECASE)
+
+
+def split_sentence(text: str) -> tuple[str, ...]:
+    """The conditions of one plain-language request, e.g. ``how do I typeset a critical edition
+    with line numbers and footnotes`` → ``typeset a critical edition``, ``line numbers``,
+    ``footnotes``.
+
+    A leading question phrase (``how do I``, ``how to``, ``find documents about``, ...) and the
+    final ``?``/``.`` are dropped; the rest is split on commas, semicolons and the joiners
+    ``and``, ``with``, ``plus``, ``including``, ``as well as``, ``along with``, ``together with``
+    and ``using``; leading articles are dropped from each part. A concept that itself contains
+    "and" is split too: quote the conditions (``"A"; "B"``) or give them one by one when it matters.
+    """
+    body = _LEAD.sub("", (text or "").strip().rstrip("?.!").strip())
+    parts = [_ARTICLE.sub("", part).strip(" .,;:") for part in _JOINERS.split(body)]
+    return tuple(dict.fromkeys(p for p in parts if p))

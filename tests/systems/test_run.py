@@ -104,3 +104,38 @@ def test_cli_run(lexical_collection: Path, workspace, tmp_path: Path, cli) -> No
     result = cli("run", bench, lexical_collection, "-s", "bm25.cover", "-o", tmp_path / "out")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "bm25.cover.trec").is_file() and (tmp_path / "out" / "bm25.cover.jsonl").is_file()
+
+
+def test_cli_search_takes_requirements_like_coverage_select_and_splits_sentences(lexical_collection: Path, cli) -> None:  # noqa: ANN001
+    # --require: the conditions are exactly those; the question text is not a third condition
+    result = cli("search", lexical_collection, "--query", "pseudocode in papers", "-r", "algorithm", "-r", "pseudocode")
+    assert result.exit_code == 0, result.output
+    assert "only one" not in result.output and "split from the sentence" not in result.output
+    with_flags = cli("search", lexical_collection, "-r", "algorithm", "-r", "pseudocode", "-k", "3", "--format", "json")
+    rows = json.loads(with_flags.stdout)
+    assert all(set(r["evidence"]) <= {"algorithm", "pseudocode"} for r in rows)
+    # a plain sentence is split, and the split is said
+    sentence = cli("search", lexical_collection, "how do I write pseudocode with an algorithm environment", "-k", "2")
+    assert sentence.exit_code == 0, sentence.output
+    assert 'conditions split from the sentence: "write pseudocode"; "algorithm environment"' in sentence.stderr
+    one = cli("search", lexical_collection, "pseudocode")
+    assert one.exit_code == 2 and "only one condition" in one.output
+    both = cli("search", lexical_collection, '"a"; "b"', "--query", "c; d")
+    assert both.exit_code == 2 and "give the query once" in both.output
+
+
+def test_split_sentence_examples() -> None:
+    from nclue.query import split_sentence
+
+    assert split_sentence("how do I typeset a critical edition with line numbers and footnotes?") == (
+        "typeset a critical edition",
+        "line numbers",
+        "footnotes",
+    )
+    assert split_sentence("Find documents about kernel modules, package maintainers and the Debian policy") == (
+        "kernel modules",
+        "package maintainers",
+        "Debian policy",
+    )
+    assert split_sentence("regression model and data frame") == ("regression model", "data frame")
+    assert split_sentence("") == ()

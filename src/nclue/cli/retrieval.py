@@ -39,6 +39,19 @@ def snippet(text: str, condition: str, width: int = SNIPPET) -> tuple[str, list[
     return window, [(m.start(), m.end()) for m in pattern.finditer(window)]
 
 
+def _warn_split(conditions: tuple[str, ...]) -> None:
+    """Say which conditions a sentence was split into (stderr), and how to set them instead."""
+    from rich.console import Console
+
+    shown = "; ".join(f'"{c}"' for c in conditions)
+    Console(stderr=True).print(
+        f"conditions split from the sentence: {shown} (set them yourself with --require A --require B)",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
 def _render_table(results, conditions, title, collection) -> None:  # noqa: ANN001 - rich types imported lazily
     from rich.console import Console
     from rich.table import Table
@@ -70,21 +83,52 @@ def _render_table(results, conditions, title, collection) -> None:  # noqa: ANN0
 
 def search(
     collection: Path = typer.Argument(..., help="Collection directory (with `nclue index COLLECTION --lexical`)."),
-    query: str = typer.Argument("", help='Query: "A"; "B"; "C", the natural template, or free text with --condition.'),
+    query: str = typer.Argument(
+        "", help='Query: "A"; "B"; "C", A; B; C, the natural template, or a sentence (split into conditions).'
+    ),
+    query_option: str = typer.Option("", "--query", "-q", help="The query, as an option (as in `coverage select`)."),
+    require: list[str] = typer.Option(
+        [],
+        "--require",
+        "-r",
+        "--condition",
+        "-c",
+        help="A condition the documents must cover (repeatable); with it the query is only the question text.",
+    ),
     system: str = typer.Option("bm25.decompose(distinct)", "--system", "-s", help="System name (docs/systems.md)."),
     k: int = typer.Option(10, "-k", min=1, max=1000, help="Number of documents to show."),
-    condition: list[str] = typer.Option([], "--condition", "-c", help="Add a condition (repeatable)."),
     fmt: SearchFormat = typer.Option(SearchFormat.table, "--format", help="table or json."),
 ) -> None:
     """Find the documents that cover every condition, with the pages that prove it.
 
+    The conditions are the --require flags when given (the query is then the question that joint
+    systems read, as in `coverage select`); else the query's quoted concepts ("A"; "B"), its
+    semicolon-separated parts (A; B), or — for a plain sentence — its parts split on commas, "and",
+    "with" and similar joiners, printed so a wrong split can be fixed with --require.
+
     Example: nclue search ./coll '"package maintainer"; "kernel module"' --system 'bm25.decompose(distinct)' -k 5
+
+    Example: nclue search ./coll --query "typeset a critical edition" -r "line numbering" -r footnotes
+
+    Example: nclue search ./coll "how do I typeset a critical edition with line numbers and footnotes"
     """
     from nclue.api import open_collection
-    from nclue.query import parse_conditions, render_clean_v2
+    from nclue.errors import NclueError
+    from nclue.query import parse_conditions, render_clean_v2, split_sentence
 
-    conditions = parse_conditions(query, condition)
-    text = query if query.strip() and not condition else render_clean_v2(conditions)
+    if query.strip() and query_option.strip():
+        raise NclueError("give the query once: as the argument or with --query, not both")
+    question = (query_option or query).strip()
+    if require:
+        conditions = parse_conditions("", require)
+        text = question or render_clean_v2(conditions)
+    elif '"' in question or ";" in question:
+        conditions = parse_conditions(question)
+        text = question
+    else:
+        conditions = parse_conditions("", split_sentence(question))
+        text = question
+        _warn_split(conditions)
     coll = open_collection(collection)
     results = coll.search(conditions, system=system, k=k, text=text)
     if fmt is SearchFormat.json:
