@@ -313,8 +313,45 @@ def paraphrase(
         )
 
 
+class ExportUnit(str, Enum):
+    """What one corpus row of an export is."""
+
+    document = "document"
+    page = "page"
+
+
+def export(
+    directory: Path = typer.Argument(..., help="Release directory."),
+    collection: Path = typer.Argument(..., help="The release's collection (its page text goes into the corpus)."),
+    out: Path = typer.Option(..., "-o", "--out", help="New folder to write the dataset into."),
+    fmt: str = typer.Option("beir", "--format", help="Dataset layout: beir (the only one so far)."),
+    unit: ExportUnit = typer.Option(
+        ExportUnit.document, "--unit", help="document: one corpus row per document; page: one per page."
+    ),
+    form: str = typer.Option(
+        "clean_v2", "--form", help="Query rendering for queries.jsonl's text (all forms go in metadata)."
+    ),
+) -> None:
+    """Write a release as a BEIR dataset (corpus.jsonl with page text, queries.jsonl, qrels/test.tsv).
+
+    Example: nclue bench export ./bench ./coll -o ./bench-beir
+
+    Example: nclue bench export ./bench ./coll -o ./bench-beir-pages --unit page --form natural
+    """
+    from nclue.bench.export import export_beir
+
+    if fmt != "beir":
+        raise NclueError(f"--format {fmt!r}: the export layouts are: beir")
+    counts = export_beir(directory, collection, out, unit.value, form)
+    typer.echo(
+        f"wrote {out} ({fmt}, one corpus row per {unit.value}): {counts['corpus']:,} corpus rows, "
+        f"{counts['queries']:,} queries, {counts['qrels']:,} qrels"
+    )
+
+
 bench_app.command("verify")(verify)
 bench_app.command("paraphrase")(paraphrase)
+bench_app.command("export")(export)
 
 
 def register(app: typer.Typer) -> None:
