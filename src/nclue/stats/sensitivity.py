@@ -33,6 +33,7 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 
+from nclue.models.similarity import row_products
 from nclue.stats.budget import require
 from nclue.types import DEFAULT_SEED
 
@@ -93,7 +94,9 @@ def crossed_bootstrap(
     n_valid = int(valid.sum())
     if not n_valid:
         return [CrossedInterval(float("nan"), float("nan"), 0) for _ in range(diffs.shape[0])]
-    estimates = (diffs @ weight[:, valid]) / total[valid]
+    # one matrix–vector product per row (nclue.models.similarity): a contrast's interval must not
+    # depend on which other contrasts were bootstrapped with it
+    estimates = row_products(diffs, weight[:, valid].T) / total[valid]
     alpha = (1.0 - level) / 2.0
     bounds = np.quantile(estimates, [alpha, 1.0 - alpha], axis=1).T
     return [CrossedInterval(float(lo), float(hi), n_valid) for lo, hi in bounds]
