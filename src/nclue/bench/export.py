@@ -25,6 +25,7 @@ ingest. It is the documents' own text: check their licences before you redistrib
 from __future__ import annotations
 
 import os
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -107,12 +108,17 @@ def export_beir(
         }
         for q in release.queries
     ]
-    target.mkdir(parents=True, exist_ok=True)
-    write_jsonl(target / CORPUS_FILE, corpus)
-    write_jsonl(target / QUERIES_FILE, queries)
+    # written beside the target and renamed into place: an interrupted export leaves no half folder
+    partial = target.with_name(f".{target.name}.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    (partial / BEIR_QRELS).parent.mkdir(parents=True)
+    write_jsonl(partial / CORPUS_FILE, corpus)
+    write_jsonl(partial / QUERIES_FILE, queries)
     lines = ["query-id\tcorpus-id\tscore"] + [f"{q}\t{d}\t{s}" for q, d, s in qrels]
-    (target / BEIR_QRELS).parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(target / BEIR_QRELS, "\n".join(lines) + "\n")
+    atomic_write_text(partial / BEIR_QRELS, "\n".join(lines) + "\n")
+    if target.exists():
+        target.rmdir()  # empty (checked above)
+    partial.rename(target)
     return {"corpus": len(corpus), "queries": len(queries), "qrels": len(qrels)}
 
 
