@@ -16,7 +16,7 @@ Reported: wall seconds and seconds per query of each (ratio = exact ÷ stored pe
 stored run's n-Clue Score and Gold Hit over all queries, and on the exactly-scored queries the
 mean top-10 overlap |top10(stored) ∩ top10(exact)| / max(|top10(stored)|, |top10(exact)|)
 (a MaxSim ranking holds only the documents of its 20-page pool, often fewer than 10) and both n-Clue Scores. With
-``--reference`` (an earlier exact run file, e.g. ``nclue-demo/runs/maxsim.joint(ptop3).trec``
+``--reference`` (an earlier exact run file, e.g. ``nclue-demo/runs/maxsim.joint_ptop3-*.trec``
 made before the token index existed) the top-10 overlap and n-Clue Score against it are
 reported too. Also the token index's size in total and per page. The load average is printed
 before and after: read the ratio, not the seconds, on a shared machine.

@@ -77,6 +77,7 @@ def lexical_stage(collection: Path, engines: dict) -> dict:
 
 def run_stage(bench: Path, collection: Path, work: Path, engines: dict) -> dict:
     from nclue.engine import make_engine
+    from nclue.runfile import run_path
     from nclue.systems.run import run_systems
 
     out, files = {}, {}
@@ -90,7 +91,7 @@ def run_stage(bench: Path, collection: Path, work: Path, engines: dict) -> dict:
         finally:
             if engine is not None:
                 engine.close()
-        files[label] = (target / "bm25.decompose(distinct).jsonl").read_bytes()
+        files[label] = run_path(target, "bm25.decompose(distinct)").read_bytes()
         n = len(next(iter(report.runs.values())).rankings)
         out[label] = {"seconds": seconds, "queries": n, "per_s": n / seconds}
     assert len(set(files.values())) == 1, "run files differ between engines"

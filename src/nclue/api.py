@@ -205,7 +205,9 @@ def _run_matrices(bench: Benchmark, runs: Sequence[Run | PathLike]) -> list:
     names = [r.name for r in loaded]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
-        raise NclueError(f"run names must be unique (a file's run name is its stem); repeated: {', '.join(repeated)}")
+        raise NclueError(
+            f"run names must be unique (a file's run name is the one recorded in it, else its stem); repeated: {', '.join(repeated)}"
+        )
     return loaded
 
 

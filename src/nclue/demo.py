@@ -32,7 +32,9 @@ from rich.console import Console
 
 from nclue.errors import NclueError
 from nclue.io import atomic_write_text
+from nclue.report.masking import MASK_DIR
 from nclue.report.paper import PaperReport
+from nclue.runfile import run_path
 from nclue.tables import Table
 
 console = Console()
@@ -194,7 +196,7 @@ def run_demo(
 
         with timings.stage("masking", title("condition masking: every fair system without each condition (S5a)")):
             fair = [r.name for r in spec.runs if r.form == spec.form]
-            run_masking(bench, collection, runs, systems_to_mask(fair), spec.form, progress=True)
+            run_masking(bench, collection, report / MASK_DIR, systems_to_mask(fair), spec.form, progress=True)
         shift = _sourceshift(timings, title, out, workers, backend, build_options)
 
     with timings.stage("report", title("report: tables, studies, label figure, index.html")) as stage:
@@ -287,14 +289,15 @@ def _report(  # noqa: ANN202
     files = [bench / "SHA256SUMS", runs / "matrix.json", *([qrels] if qrels is not None else [])]
     if shift is not None:
         files += [shift[0] / "SHA256SUMS", shift[1] / "matrix.json"]
-    stamp = _inputs_digest(files, [runs / "masking"])
+    masking = report / MASK_DIR
+    stamp = _inputs_digest(files, [masking])
     if (report / "index.md").is_file() and _read_stamp(report) == stamp:
         return None, True
-    data = compute_report(bench, runs, shift=shift)
-    write_report(data, report, runs, collection)
+    data = compute_report(bench, runs, shift=shift, masking_dir=masking)
+    write_report(data, report, collection)
     if qrels is not None:
-        repaired = compute_report(bench, runs, shift=shift, qrels=qrels)
-        write_report(repaired, report / f"qrels-v{repaired.qrels['version']}", runs, collection)  # type: ignore[index]
+        repaired = compute_report(bench, runs, shift=shift, qrels=qrels, masking_dir=masking)
+        write_report(repaired, report / f"qrels-v{repaired.qrels['version']}", collection)  # type: ignore[index]
         _label_repair(bench, runs, qrels, report)
     atomic_write_text(report / REPORT_STAMP, stamp + "\n")
     return data, False
@@ -309,7 +312,7 @@ def _label_repair(bench: Path, runs: Path, qrels: Path, report: Path) -> None:
 
     manifest = json.loads((runs / "matrix.json").read_text(encoding="utf-8"))
     form = manifest["spec"].get("form", "clean_v2")
-    fair = [runs / f"{n}.jsonl" for n, m in manifest["runs"].items() if m.get("form", form) == form]
+    fair = [run_path(runs, n) for n, m in manifest["runs"].items() if m.get("form", form) == form]
     from nclue.release import Release
 
     own = Release.open(bench, require_qrels=True).files["qrels"]
@@ -435,7 +438,7 @@ def _skipped(out: Path, data: PaperReport | None, shift: tuple[Path, Path] | Non
     missing = [
         study
         for study, present in (
-            ("condition masking (Table S5a)", (out / "runs" / "masking").is_dir()),
+            ("condition masking (Table S5a)", (out / "report" / MASK_DIR).is_dir()),
             ("SourceShift (Tables S3–S4)", shift is not None),
             ("the semantic section-concept benchmark", (out / "report-sections" / "index.md").is_file()),
         )

@@ -12,7 +12,10 @@ The file order is the tie order: equal scores keep it when a run is sorted.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -30,6 +33,76 @@ ParsedRun = dict[str, list[Entry]]
 """``qid → entries`` in file order."""
 
 
+_SHELL_SAFE = re.compile(r"[A-Za-z0-9_+@][A-Za-z0-9._+@-]*")
+_UNSAFE_RUN = re.compile(r"[^A-Za-z0-9._+@-]+")
+_DIGEST = 8
+
+
+def file_stem(name: str) -> str:
+    """The shell-safe file stem of a run named ``name``.
+
+    A name made only of letters, digits and ``. _ + @ -`` (not starting with ``.`` or ``-``)
+    is its own stem (``bm25.and``, ``bm25.and@paraphrase``). Any other name, such as
+    ``rrf(bm25.and, dense.joint(ptop3))``, becomes its characters with each run of unsafe
+    ones replaced by ``_``, then ``-`` and the first 8 hex digits of the SHA-256 of the name
+    with its whitespace removed (``rrf_bm25.and_dense.joint_ptop3-…``): two names that differ
+    only in punctuation get different stems, and the stem never needs quoting in a shell. The
+    name itself is recorded in the file (the JSONL ``run`` field, the TREC tag).
+    """
+    if _SHELL_SAFE.fullmatch(name):
+        return name
+    compact = re.sub(r"\s+", "", name)
+    slug = _UNSAFE_RUN.sub("_", compact).strip("_.-") or "run"
+    return f"{slug}-{hashlib.sha256(compact.encode('utf-8')).hexdigest()[:_DIGEST]}"
+
+
+def run_path(directory: str | os.PathLike[str], name: str, suffix: str = ".jsonl") -> Path:
+    """Where the run named ``name`` is written in ``directory`` (``DIR/<file_stem(name)><suffix>``)."""
+    return Path(directory) / f"{file_stem(name)}{suffix}"
+
+
+def run_name(path: str | os.PathLike[str]) -> str:
+    """The name of the run in a file: the one recorded in it, else the file stem.
+
+    A JSONL run records its name in each line's ``run`` field. A TREC run records it, without
+    spaces, as the tag (sixth column) of its first line; the tag is taken (with ``, `` restored
+    between arguments, the canonical spelling of system names) only when the file's stem is
+    that name's :func:`file_stem`, so a user's TREC file keeps its stem as its name.
+    """
+    p = Path(path)
+    first = _first_line(p)
+    if is_jsonl(p):
+        recorded = _recorded_jsonl_name(first)
+        return recorded if recorded is not None else p.stem
+    parts = first.split()
+    if len(parts) == 6:
+        restored = parts[5].replace(",", ", ")
+        if file_stem(restored) == p.stem:
+            return restored
+    return p.stem
+
+
+def _first_line(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            for raw in handle:
+                text = raw.decode("utf-8", errors="replace").lstrip("\ufeff").strip()
+                if text:
+                    return text
+    except OSError:
+        return ""
+    return ""
+
+
+def _recorded_jsonl_name(line: str) -> str | None:
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    name = obj.get("run") if isinstance(obj, dict) else None
+    return name if isinstance(name, str) and name.strip() else None
+
+
 def is_jsonl(path: str | os.PathLike[str]) -> bool:
     """Whether a run file is nclue JSONL (by its ``.jsonl`` suffix) rather than TREC."""
     return Path(path).suffix == ".jsonl"
@@ -44,7 +117,7 @@ def parse_run(path: str | os.PathLike[str]) -> ParsedRun:
 
 
 def read_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
-    """A run file as a typed :class:`~nclue.types.Run` (name = file stem unless given)."""
+    """A run file as a typed :class:`~nclue.types.Run` (name = ``name``, else :func:`run_name`)."""
     p = Path(path)
     parsed = parse_run(p)
     page_aware = any(e[2] is not None for rows in parsed.values() for e in rows)
@@ -52,7 +125,7 @@ def read_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
         qid: [RankedDoc(doc, score, pages or (), evidence or {}) for doc, score, pages, evidence in rows]
         for qid, rows in parsed.items()
     }
-    return Run(name or p.stem, rankings, page_aware)
+    return Run(name or run_name(p), rankings, page_aware)
 
 
 def _parse_trec(path: Path) -> ParsedRun:
@@ -80,10 +153,18 @@ def _parse_trec(path: Path) -> ParsedRun:
 def _parse_jsonl(path: Path) -> ParsedRun:
     parsed: ParsedRun = {}
     lines: dict[str, int] = {}
+    recorded: tuple[int, object] | None = None
     for line, obj in iter_jsonl(path):
         qid, docs = obj.get("qid"), obj.get("docs")
         if not isinstance(qid, str) or not isinstance(docs, list):
             raise NclueError(f"{where(path, line)}: each line needs a string 'qid' and a 'docs' list")
+        if recorded is None:
+            recorded = (line, obj.get("run"))
+        elif obj.get("run") != recorded[1]:
+            raise NclueError(
+                f"{where(path, line)}: run name {obj.get('run')!r} differs from {recorded[1]!r} on line "
+                f"{recorded[0]}; one file holds one run"
+            )
         if qid in lines:
             raise NclueError(
                 f"{where(path, line)}: query {qid!r} already ranked on line {lines[qid]}; one line per query"
@@ -147,7 +228,7 @@ def trec_text(run: Run) -> str:
 
 
 def jsonl_rows(run: Run) -> Iterable[dict]:
-    """JSONL rows of a run (``pages``/``evidence`` only for page-aware runs)."""
+    """JSONL rows of a run: ``qid``, the ``run`` name and ``docs`` (``pages``/``evidence`` only for page-aware runs)."""
     for qid, docs in run.rankings.items():
         entries = []
         for doc in docs:
@@ -156,13 +237,12 @@ def jsonl_rows(run: Run) -> Iterable[dict]:
                 entry["pages"] = [[int(p), float(s)] for p, s in doc.pages]
                 entry["evidence"] = {c: [int(p) for p in pages] for c, pages in doc.evidence.items()}
             entries.append(entry)
-        yield {"qid": qid, "docs": entries}
+        yield {"qid": qid, "run": run.name, "docs": entries}
 
 
 def write_run(run: Run, out_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write ``OUT/<name>.trec`` and ``OUT/<name>.jsonl`` atomically; return their paths."""
-    out = Path(out_dir)
-    trec, jsonl = out / f"{run.name}.trec", out / f"{run.name}.jsonl"
+    """Write ``OUT/<stem>.trec`` and ``OUT/<stem>.jsonl`` atomically (``stem`` = :func:`file_stem`); return their paths."""
+    trec, jsonl = run_path(out_dir, run.name, ".trec"), run_path(out_dir, run.name, ".jsonl")
     atomic_write_text(trec, trec_text(run))
     atomic_write_text(jsonl, "".join(dumps_canonical(r) + "\n" for r in jsonl_rows(run)))
     return [trec, jsonl]

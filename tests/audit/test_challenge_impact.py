@@ -16,6 +16,7 @@ from nclue.audit.impact import impact
 from nclue.audit.packet import build_packet
 from nclue.audit.params import ChallengeParams
 from nclue.audit.store import AuditDir
+from nclue.runfile import run_name
 from tests.audit.simulate import answers, payload_of, read_jsonl, write_export
 
 
@@ -31,7 +32,7 @@ def runs(release_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[st
 
 def _contrast(bench: Path, a: Path, b: Path, qrels: Path | None = None) -> float:
     card = nclue.evaluate(bench, [a, b], ci="none", qrels=qrels)
-    return card[a.stem].n_clue_score - card[b.stem].n_clue_score
+    return card[run_name(a)].n_clue_score - card[run_name(b)].n_clue_score
 
 
 def test_targets_equal_brute_force_promotion(release_dir: Path, runs: dict, tmp_path: Path) -> None:

@@ -76,7 +76,7 @@ def mini_matrix(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def frozen_runs(small_bench: Path, indexed_collection: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The mini matrix run and reported once; the run directory holds ``frozen.json``."""
+    """The mini matrix run and reported once (``RUNS/../report`` holds ``frozen.json``); returns RUNS."""
     from nclue.matrix.runner import run_matrix
     from nclue.matrix.spec import load_matrix
     from nclue.report.paper import compute_report, write_report
@@ -86,5 +86,5 @@ def frozen_runs(small_bench: Path, indexed_collection: Path, tmp_path_factory: p
     spec_path.write_text(MINI_MATRIX, encoding="utf-8")
     runs = root / "runs"
     run_matrix(load_matrix(spec_path), small_bench, indexed_collection, runs, progress=False)
-    write_report(compute_report(small_bench, runs, n_boot=200, n_draws=1000), root / "report", runs)
+    write_report(compute_report(small_bench, runs, n_boot=200, n_draws=1000), root / "report")
     return runs

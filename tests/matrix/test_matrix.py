@@ -11,6 +11,7 @@ import pytest
 from nclue.errors import NclueError
 from nclue.matrix.runner import MANIFEST, run_matrix
 from nclue.matrix.spec import load_matrix
+from nclue.runfile import run_path
 
 
 def test_default_matrix_covers_every_block() -> None:
@@ -64,7 +65,7 @@ def test_unchanged_runs_are_skipped_and_changed_ones_rerun(
     for name in spec.run_names:
         entry = manifest["runs"][name]
         assert entry["spec_hash"] and entry["versions"]["nclue"] and entry["seconds"] >= 0
-        assert (out / f"{name}.jsonl").is_file() and (out / f"{name}.trec").is_file()
+        assert run_path(out, name).is_file() and run_path(out, name, ".trec").is_file()
 
     second = run_matrix(spec, small_bench, indexed_collection, out, progress=False)
     assert second.ran == [] and sorted(second.skipped) == sorted(spec.run_names)

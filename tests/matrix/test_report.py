@@ -11,6 +11,7 @@ import pytest
 
 from nclue.report.paper import FROZEN
 from nclue.report.reproduce import verify
+from nclue.runfile import run_path
 
 pytestmark = pytest.mark.slow
 
@@ -34,14 +35,14 @@ def _hand_scores(
 
 
 def test_report_numbers_equal_a_hand_written_scorer(frozen_runs: Path, small_bench: Path) -> None:
-    frozen = json.loads((frozen_runs / FROZEN).read_text())
+    frozen = json.loads((frozen_runs.parent / "report" / FROZEN).read_text())
     qids = [json.loads(line)["qid"] for line in (small_bench / "queries.jsonl").read_text().splitlines()]
     labels: dict[str, dict[str, str]] = {q: {} for q in qids}
     for line in (small_bench / "qrels.jsonl").read_text().splitlines():
         row = json.loads(line)
         labels[row["qid"]][row["doc_id"]] = row["label"]
     for name, row in frozen["scorecard"].items():
-        score, hit = _hand_scores(frozen_runs / f"{name}.jsonl", labels, qids)
+        score, hit = _hand_scores(run_path(frozen_runs, name), labels, qids)
         assert row["n_clue_score"] == pytest.approx(score, abs=1e-9), name
         assert row["gold_hit"] == pytest.approx(hit, abs=1e-9), name
         assert row["ci"]["n_clue_score"][0] <= row["n_clue_score"] <= row["ci"]["n_clue_score"][1]
@@ -78,7 +79,7 @@ def test_report_writes_every_format(frozen_runs: Path) -> None:
 
 
 def test_reproduce_passes_on_frozen_runs(frozen_runs: Path, small_bench: Path) -> None:
-    result = verify(small_bench, frozen_runs)
+    result = verify(small_bench, frozen_runs, frozen_runs.parent / "report")
     assert result.ok, result.hash_failures + result.cell_failures
     assert result.cells_checked > 50
 
@@ -90,7 +91,7 @@ def test_reproduce_fails_on_a_tampered_run_file(frozen_runs: Path, small_bench: 
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     rows[0]["docs"] = rows[0]["docs"][::-1]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    result = verify(small_bench, runs)
+    result = verify(small_bench, runs, frozen_runs.parent / "report")
     assert not result.ok
     assert any(f.startswith("runs/bm25.and.jsonl") for f in result.hash_failures)
 
@@ -100,14 +101,14 @@ def test_reproduce_fails_naming_the_cell_on_a_changed_qrel(
 ) -> None:
     bench = tmp_path / "bench"
     shutil.copytree(small_bench, bench)
-    frozen = json.loads((frozen_runs / FROZEN).read_text())
+    frozen = json.loads((frozen_runs.parent / "report" / FROZEN).read_text())
     rows = [json.loads(line) for line in (bench / "qrels.jsonl").read_text().splitlines()]
     golds = [r for r in rows if r["label"] == "gold"]
     for row in golds[: max(1, len(golds) // 3)]:
         row["label"], row["grade"] = "partial", row["grade"] - 1
         row["pages"].pop(sorted(row["pages"])[-1])  # the demoted gold loses one condition's evidence
     (bench / "qrels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    result = verify(bench, frozen_runs)
+    result = verify(bench, frozen_runs, frozen_runs.parent / "report")
     assert any(f.startswith("bench/qrels.jsonl") for f in result.hash_failures)
     assert any(f.startswith("scorecard › ") and "drift" in f for f in result.cell_failures)
     assert frozen["scorecard"]
@@ -119,9 +120,9 @@ def _headers(markdown: str, first_cell: str) -> list[str]:
 
 
 def test_evaluate_compare_and_report_name_each_statistic_alike(frozen_runs: Path, small_bench: Path, cli) -> None:
-    frozen = json.loads((frozen_runs / FROZEN).read_text())
+    frozen = json.loads((frozen_runs.parent / "report" / FROZEN).read_text())
     names = sorted(frozen["scorecard"])
-    result = cli("evaluate", small_bench, *(frozen_runs / f"{n}.jsonl" for n in names), "--format", "markdown")
+    result = cli("evaluate", small_bench, *(run_path(frozen_runs, n) for n in names), "--format", "markdown")
     assert result.exit_code == 0, result.output
     report = frozen_runs.parent / "report"
     evaluate_headers = _headers(result.output, "Rank")
@@ -131,8 +132,8 @@ def test_evaluate_compare_and_report_name_each_statistic_alike(frozen_runs: Path
     result = cli(
         "compare",
         small_bench,
-        frozen_runs / f"{lexical['base']}.jsonl",
-        frozen_runs / f"{lexical['variant']}.jsonl",
+        run_path(frozen_runs, lexical["base"]),
+        run_path(frozen_runs, lexical["variant"]),
         "--format",
         "markdown",
         "--draws",
@@ -166,7 +167,7 @@ def _hand_gold_ndcg(run_path: Path, labels: dict[str, dict[str, str]], qids: lis
 def test_spearman_is_over_the_fair_runs_of_the_default_form(frozen_runs: Path, small_bench: Path) -> None:
     from scipy.stats import spearmanr
 
-    frozen = json.loads((frozen_runs / FROZEN).read_text())
+    frozen = json.loads((frozen_runs.parent / "report" / FROZEN).read_text())
     qids = [json.loads(line)["qid"] for line in (small_bench / "queries.jsonl").read_text().splitlines()]
     labels: dict[str, dict[str, str]] = {q: {} for q in qids}
     for line in (small_bench / "qrels.jsonl").read_text().splitlines():
@@ -178,11 +179,11 @@ def test_spearman_is_over_the_fair_runs_of_the_default_form(frozen_runs: Path, s
 
     fair = sorted(frozen["scorecard"])
     assert "bm25.and@raw" not in fair and not any(n.startswith(("oracle.", "baseline.")) for n in fair)
-    values = [hand(frozen_runs / f"{n}.jsonl") for n in fair]
+    values = [hand(run_path(frozen_runs, n)) for n in fair]
     expected = spearmanr([v[0] for v in values], [v[1] for v in values]).statistic
     assert frozen["spearman"]["n_clue_score"]["gold_ndcg"] == pytest.approx(expected, abs=1e-12)
     # the same ρ over every scored run (controls and off-form runs included) is what the report must not give
-    paths = [frozen_runs / f"{n}.jsonl" for n in (*fair, "bm25.and@raw", "bm25.and@natural")]
+    paths = [run_path(frozen_runs, n) for n in (*fair, "bm25.and@raw", "bm25.and@natural")]
     paths += sorted((small_bench / "controls").glob("*.jsonl"))
     pooled = [hand(p) for p in paths]
     inflated = spearmanr([v[0] for v in pooled], [v[1] for v in pooled]).statistic
@@ -201,7 +202,7 @@ def test_reproduce_checks_every_file_the_release_lists(frozen_runs: Path, small_
     lines[1] = f"{qid}\t{doc}\t{int(grade) % 2 + 1}"
     (bench / "qrels" / "test.tsv").write_text("\n".join(lines) + "\n")
     (bench / "inventory.jsonl").write_text((bench / "inventory.jsonl").read_text() + "\n")
-    result = verify(bench, frozen_runs)
+    result = verify(bench, frozen_runs, frozen_runs.parent / "report")
     assert not result.ok and not result.cell_failures  # nothing the tables read changed ...
     named = " ".join(result.hash_failures)
     for path in ("bench/MANIFEST.json", "bench/qrels/test.tsv", "bench/inventory.jsonl"):  # ... yet each file is caught
@@ -210,17 +211,17 @@ def test_reproduce_checks_every_file_the_release_lists(frozen_runs: Path, small_
 
 
 def test_reproduce_tolerances_are_per_quantity(frozen_runs: Path, small_bench: Path, tmp_path: Path) -> None:
-    runs = tmp_path / "runs"
-    shutil.copytree(frozen_runs, runs)
-    frozen = json.loads((runs / FROZEN).read_text())
+    report = tmp_path / "report"
+    shutil.copytree(frozen_runs.parent / "report", report)
+    frozen = json.loads((report / FROZEN).read_text())
     name = next(iter(frozen["scorecard"]))
     frozen["scorecard"][name]["n_clue_score"] += 0.04  # points: within 0.05
     contrast = frozen["contrasts"]["Lexical composition"]
     contrast["p_family"] = contrast["p_family"] + 0.04 if contrast["p_family"] < 0.9 else contrast["p_family"] - 0.04
     frozen["spearman"]["n_clue_score"]["gold_ndcg"] -= 0.04
     frozen["queries"] += 1
-    (runs / FROZEN).write_text(json.dumps(frozen))
-    result = verify(small_bench, runs)
+    (report / FROZEN).write_text(json.dumps(frozen))
+    result = verify(small_bench, frozen_runs, report)
     failed = {f.split(":")[0] for f in result.cell_failures}
     assert failed == {
         "contrasts › Lexical composition › p_family",
@@ -243,13 +244,45 @@ def test_reproduce_verifies_a_coverage_study_too(frozen_runs: Path, small_bench:
     coverage = tmp_path / "coverage"
     run_coverage(bench, coll, coverage, depth=6, k=2)
     cells = re.compile(r"reproduced: (\d+) cells")
-    alone = cli("reproduce", small_bench, frozen_runs, "--verify")
-    both = cli("reproduce", small_bench, frozen_runs, "--verify", "--coverage", coverage)
+    alone = cli("reproduce", small_bench, frozen_runs, frozen_runs.parent / "report", "--verify")
+    both = cli("reproduce", small_bench, frozen_runs, frozen_runs.parent / "report", "--verify", "--coverage", coverage)
     assert alone.exit_code == 0 and both.exit_code == 0, both.output
     assert int(cells.search(both.output)[1]) > int(cells.search(alone.output)[1]) + 100
     summary_path = coverage / "results" / "summary.json"
     summary = json.loads(summary_path.read_text())
     summary["splits"]["all"]["methods"]["expected"]["coverage"] = 0.25
     summary_path.write_text(json.dumps(summary))
-    failed = cli("reproduce", small_bench, frozen_runs, "--verify", "--coverage", coverage)
+    failed = cli(
+        "reproduce", small_bench, frozen_runs, frozen_runs.parent / "report", "--verify", "--coverage", coverage
+    )
     assert failed.exit_code == 1 and "coverage: splits/all/methods/expected/coverage" in failed.output
+
+
+def _tree(root: Path) -> dict[str, str]:
+    import hashlib
+
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in root.rglob("*")
+        if p.is_file()
+    }
+
+
+@pytest.mark.slow
+def test_report_writes_nothing_into_its_inputs(
+    frozen_runs: Path, small_bench: Path, indexed_collection: Path, tmp_path: Path, cli
+) -> None:  # noqa: ANN001
+    """Release, run folder and collection are byte-identical after `nclue report --collection`, and the
+    masked runs and the freeze are in the report folder, where `reproduce` finds them."""
+    bench, runs, coll, out = tmp_path / "bench", tmp_path / "runs", tmp_path / "coll", tmp_path / "out"
+    shutil.copytree(small_bench, bench)
+    shutil.copytree(frozen_runs, runs)
+    shutil.copytree(indexed_collection, coll)
+    before = {name: _tree(root) for name, root in (("bench", bench), ("runs", runs), ("coll", coll))}
+    done = cli("report", bench, runs, "-o", out, "--collection", coll, "--bootstrap", "50", "--draws", "100")
+    assert done.exit_code == 0, done.output
+    assert {name: _tree(root) for name, root in (("bench", bench), ("runs", runs), ("coll", coll))} == before
+    assert (out / FROZEN).is_file() and any((out / "masking").glob("*@drop1.jsonl"))
+    assert cli("reproduce", bench, runs, out, "--verify").exit_code == 0
+    missing = cli("reproduce", bench, runs, "--verify")
+    assert missing.exit_code != 0 and "nclue reproduce BENCH RUN_DIR REPORT_DIR --verify" in missing.output

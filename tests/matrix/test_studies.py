@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from nclue.report.paper import compute_report, write_report
+from nclue.runfile import run_path
 
 pytestmark = pytest.mark.slow
 
@@ -46,7 +47,7 @@ def _gold_ndcg(ranking: list[str], labels: dict[str, str], k: int = 10) -> float
 
 @pytest.fixture(scope="module")
 def study_runs(frozen_runs: Path, small_bench: Path, indexed_collection: Path, tmp_path_factory) -> tuple[Path, Path]:
-    """Copies of the bench and runs with a paraphrase run and masked runs added."""
+    """Copies of the bench and runs with a paraphrase run added, and masked runs in ``runs/../masking``."""
     from nclue.bench.verify import write_sums
     from nclue.report.masking import run_masking
     from nclue.systems.run import run_systems
@@ -62,14 +63,16 @@ def study_runs(frozen_runs: Path, small_bench: Path, indexed_collection: Path, t
     (bench / "paraphrases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     write_sums(bench)  # as `nclue bench paraphrase` does
     run_systems(bench, indexed_collection, ["bm25.and"], form="paraphrase", out_dir=runs)
-    run_masking(bench, indexed_collection, runs, ["bm25.and", "bm25.decompose(distinct)"], "clean_v2")
+    run_masking(bench, indexed_collection, root / "masking", ["bm25.and", "bm25.decompose(distinct)"], "clean_v2")
     return bench, runs
 
 
 @pytest.fixture(scope="module")
 def report(study_runs: tuple[Path, Path]):  # noqa: ANN201
     bench, runs = study_runs
-    return compute_report(bench, runs, n_boot=200, n_draws=1000, shift=(bench, runs))
+    return compute_report(
+        bench, runs, n_boot=200, n_draws=1000, shift=(bench, runs), masking_dir=runs.parent / "masking"
+    )
 
 
 def test_paraphrase_probe_row_is_the_hand_scored_difference(report, study_runs) -> None:  # noqa: ANN001
@@ -96,7 +99,9 @@ def test_masked_runs_ask_the_remaining_conditions(study_runs, indexed_collection
     for position in (1, 2, 3):
         masked = {
             json.loads(line)["qid"]: json.loads(line)["docs"]
-            for line in (runs / "masking" / f"bm25.decompose(distinct)@drop{position}.jsonl").read_text().splitlines()
+            for line in run_path(runs.parent / "masking", f"bm25.decompose(distinct)@drop{position}")
+            .read_text()
+            .splitlines()
         }
         assert set(masked) == {q for q, c in conditions.items() if len(c) >= position}
         for qid in list(masked)[:4]:
@@ -110,7 +115,7 @@ def test_masking_cells_are_hand_computed_gold_ndcg_changes(report, study_runs) -
     qids, labels, conditions = _labels(bench)
     full = _ranked(runs / "bm25.and.jsonl")
     for position in (1, 2, 3):
-        masked = _ranked(runs / "masking" / f"bm25.and@drop{position}.jsonl")
+        masked = _ranked(run_path(runs.parent / "masking", f"bm25.and@drop{position}"))
         chosen = [q for q in qids if len(conditions[q]) >= position]
         hand = 100 * np.mean(
             [_gold_ndcg(masked.get(q, []), labels[q]) - _gold_ndcg(full.get(q, []), labels[q]) for q in chosen]
@@ -179,7 +184,7 @@ def test_shift_tables_by_hand(report, study_runs) -> None:  # noqa: ANN001
     for source, row in by_source.items():
         assert row["queries"] == sum(1 for q in qids if gold_sources[q] == {source})
     assert shift.mixed_queries == sum(1 for q in qids if len(gold_sources[q]) > 1)
-    base, variant = _ranked(runs / "bm25.and.jsonl"), _ranked(runs / "bm25.decompose(distinct).jsonl")
+    base, variant = _ranked(runs / "bm25.and.jsonl"), _ranked(run_path(runs, "bm25.decompose(distinct)"))
     diff = {q: _success(variant.get(q, []), labels[q]) - _success(base.get(q, []), labels[q]) for q in qids}
     contrast = next(
         c for c in shift.contrasts if c["variant"] == "bm25.decompose(distinct)" and c["base"] == "bm25.and"
@@ -220,7 +225,7 @@ def test_written_report_reproduces_with_the_studies(report, study_runs, tmp_path
     from nclue.report.reproduce import verify
 
     bench, runs = study_runs
-    written = write_report(report, tmp_path / "report", runs)
+    written = write_report(report, tmp_path / "report")
     names = {p.name for p in written}
     for stem in (
         "table_s2a_paraphrase",
@@ -233,9 +238,10 @@ def test_written_report_reproduces_with_the_studies(report, study_runs, tmp_path
     ):
         assert f"{stem}.md" in names and f"{stem}.tex" in names, stem
     assert "index.html" in names and "label_figure.png" not in names  # no collection given: no figure
-    result = verify(bench, runs)
+    result = verify(bench, runs, tmp_path / "report")
     assert result.ok, result.hash_failures + result.cell_failures
-    assert any(k.startswith("runs/masking/") for k in json.loads((runs / "frozen.json").read_text())["inputs"])
+    inputs = json.loads((tmp_path / "report" / "frozen.json").read_text())["inputs"]
+    assert any(k.startswith("masking/") for k in inputs) and not (runs / "frozen.json").exists()
 
 
 def test_label_crop_highlights_the_condition_on_the_real_page(small_pdf_dir: Path, tmp_path: Path) -> None:
@@ -276,7 +282,7 @@ def test_html_report_loads_every_image_in_chromium(
     meta["pdf_dir"] = str(small_pdf_dir)
     (coll / "collection.json").write_text(json.dumps(meta))
     out = tmp_path / "report"
-    write_report(report, out, None, collection=coll)
+    write_report(report, out, collection=coll)
     assert report.label is not None and (out / "label_figure.png").is_file()
     html = (out / "index.html").read_text()
     assert "<script" not in html and "http://" not in html and "https://" not in html  # self-contained
@@ -311,4 +317,4 @@ def test_masked_runs_of_another_release_are_refused(study_runs, tmp_path: Path) 
     rows[0]["forms"]["raw"] = rows[0]["forms"]["raw"] + " (edited)"
     (copy / "queries.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     with pytest.raises(NclueError, match="masked runs were made from another release .*queries.jsonl"):
-        compute_report(copy, runs, n_boot=50, n_draws=100)
+        compute_report(copy, runs, n_boot=50, n_draws=100, masking_dir=runs.parent / "masking")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from nclue.runfile import run_path
 from tests.fixtures.small_collection import small_build_options
 
 
@@ -46,4 +47,4 @@ def run_file(release: Path, indexed_source: Path, tmp_path_factory: pytest.TempP
 
     out = tmp_path_factory.mktemp("robust-runs")
     run_systems(release, indexed_source, ["bm25.decompose(distinct)"], out_dir=out)
-    return out / "bm25.decompose(distinct).jsonl"
+    return run_path(out, "bm25.decompose(distinct)")

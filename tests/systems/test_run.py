@@ -11,6 +11,7 @@ from nclue.errors import NclueError
 from nclue.io import write_jsonl
 from nclue.query import render_forms
 from nclue.release import Release
+from nclue.runfile import run_path
 from nclue.systems.run import run_systems
 
 CONDITIONS = [["regression model", "data frame"], ["algorithm", "pseudocode", "loop"], ["chemical equation", "arrow"]]
@@ -45,16 +46,18 @@ def test_run_matches_by_sha256_and_writes_formats(workspace, tmp_path: Path) -> 
         "rrf(bm25.and, bm25.decompose(distinct))@natural",
     }
     assert set(report.runs) == expected_names
-    assert {p.name for p in report.files} == {f"{n}.{ext}" for n in expected_names for ext in ("trec", "jsonl")}
+    assert {p.name for p in report.files} == {
+        run_path(".", n, ext).name for n in expected_names for ext in (".trec", ".jsonl")
+    }
     dropped = sorted(workspace.store.doc_sha256)[0]
     for name in expected_names:
-        lines = (tmp_path / "runs" / f"{name}.trec").read_text().splitlines()
+        lines = run_path(tmp_path / "runs", name, ".trec").read_text().splitlines()
         assert lines
         for line in lines:
             qid, q0, doc_id, rank, score, tag = line.split(" ")
             assert q0 == "Q0" and doc_id.startswith("rel-") and tag == name.replace(" ", "")
             float(score), int(rank)
-        rows = [json.loads(x) for x in (tmp_path / "runs" / f"{name}.jsonl").read_text().splitlines()]
+        rows = [json.loads(x) for x in run_path(tmp_path / "runs", name).read_text().splitlines()]
         assert [r["qid"] for r in rows] == ["q0", "q1", "q2"]
         for row in rows:
             assert len(row["docs"]) <= 20 and all(d["doc_id"] != dropped for d in row["docs"])

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from nclue.errors import NclueError
+from nclue.runfile import run_name
 from nclue.scoring import Benchmark, from_records, score_runs
 from nclue.scoring.summary import metric_matrix
 from nclue.stats import paired_randomization, spearman_matrix
@@ -208,10 +209,12 @@ def run_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
             out.append(p)
         else:
             raise NclueError(f"{p}: run file or directory not found")
-    stems = [p.stem for p in out]
-    repeated = sorted({s for s in stems if stems.count(s) > 1})
+    names = [run_name(p) for p in out]
+    repeated = sorted({s for s in names if names.count(s) > 1})
     if repeated:
-        raise NclueError(f"run names must be unique (a file's name is its stem); repeated: {', '.join(repeated)}")
+        raise NclueError(
+            f"run names must be unique (the name recorded in the file, else its stem); repeated: {', '.join(repeated)}"
+        )
     return out
 
 

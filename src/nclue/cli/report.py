@@ -19,8 +19,13 @@ def report(
     collection: Path | None = typer.Option(
         None,
         "--collection",
-        help="Collection the runs searched: runs the condition-masking study (Table S5a) into RUN_DIR/masking "
-        "and renders the label figure from the PDFs.",
+        help="Collection the runs searched: runs the condition-masking study (Table S5a) into OUT/masking "
+        "(or --masking) and renders the label figure from the PDFs.",
+    ),
+    masking: Path | None = typer.Option(
+        None,
+        "--masking",
+        help="Folder of masked runs (Table S5a) to read, and with --collection to write; default OUT/masking.",
     ),
     shift: tuple[Path, Path] | None = typer.Option(
         None, "--shift", help="SourceShift release and run directory (Tables S3–S4, S1i's second column)."
@@ -36,15 +41,20 @@ def report(
 ) -> None:
     """Write the paper-style report: scorecard, controls, forms, contrasts, strata, studies, plots, index.html.
 
+    Everything is written under OUT (with the masked runs in OUT/masking and the freeze in
+    OUT/frozen.json); BENCH and RUN_DIR are only read.
+
     Example: nclue report bench/ runs/ -o report/ --collection coll/ --shift shift-bench/ shift-runs/
 
     Example (the same tables on repaired labels): nclue report bench/ runs/ -o report-v2/ --qrels audit/qrels.v2.jsonl
     """
     from rich.console import Console
 
-    from nclue.report.paper import compute_report, read_run_manifest, write_report
+    from nclue.report.masking import MASK_DIR
+    from nclue.report.paper import compute_report, frozen_name, read_run_manifest, write_report
 
     console = Console(stderr=True)
+    masking_dir = masking if masking is not None else out / MASK_DIR
     if collection is not None:
         from nclue.report.masking import run_masking, systems_to_mask
 
@@ -54,19 +64,19 @@ def report(
         produced = run_masking(
             bench,
             collection,
-            run_dir,
+            masking_dir,
             systems_to_mask(fair),
             form,
             progress=True,
             tick=lambda name: console.print(f"masking: {name}", markup=False, highlight=False),
         )
-        console.print(f"masking: {len(produced)} masked run(s) written to {run_dir / 'masking'}", markup=False)
-    from nclue.report.paper import frozen_name
-
-    data = compute_report(bench, run_dir, n_boot=bootstrap, n_draws=draws, seed=seed, shift=shift, qrels=qrels)
-    write_report(data, out, run_dir, collection)
+        console.print(f"masking: {len(produced)} masked run(s) written to {masking_dir}", markup=False)
+    data = compute_report(
+        bench, run_dir, n_boot=bootstrap, n_draws=draws, seed=seed, shift=shift, qrels=qrels, masking_dir=masking_dir
+    )
+    write_report(data, out, collection)
     typer.echo(
-        f"report written: {out / 'index.html'} and {out / 'index.md'} (numbers frozen in {run_dir / frozen_name(qrels)})"
+        f"report written: {out / 'index.html'} and {out / 'index.md'} (numbers frozen in {out / frozen_name(qrels)})"
     )
     for line in data.skipped():
         console.print(f"not computed: {line}", markup=False, highlight=False)
@@ -74,7 +84,10 @@ def report(
 
 def reproduce(
     bench: Path = typer.Argument(..., help="Benchmark release directory."),
-    run_dir: Path = typer.Argument(..., help="Run directory holding frozen.json from `nclue report`."),
+    run_dir: Path = typer.Argument(..., help="Run directory the report read."),
+    report_dir: Path | None = typer.Argument(
+        None, help="Report directory holding frozen.json (`nclue report -o`); omitted: a freeze in RUN_DIR."
+    ),
     verify_flag: bool = typer.Option(False, "--verify", help="Check every file hash and every table cell."),
     tolerance: float = typer.Option(
         _TOLERANCES["points"], "--tolerance", min=0.0, help="Allowed drift of a percentage-point value."
@@ -93,9 +106,9 @@ def reproduce(
 
     Counts must match exactly; every file the release lists (SHA256SUMS) and every run file must keep its hash.
 
-    Example: nclue reproduce bench/ runs/ --verify
+    Example: nclue reproduce bench/ runs/ report/ --verify
 
-    Example: nclue reproduce nclue-demo/bench nclue-demo/runs --verify --coverage nclue-demo/coverage
+    Example: nclue reproduce nclue-demo/bench nclue-demo/runs nclue-demo/report --verify --coverage nclue-demo/coverage
     """
     from rich.console import Console
 
@@ -105,10 +118,10 @@ def reproduce(
     if not verify_flag and out is None:
         raise NclueError("nothing to do: pass --verify to check the frozen report, or -o DIR to rewrite it")
     limits = Tolerances(points=tolerance, p=p_tolerance, rho=rho_tolerance)
-    result = verify(bench, run_dir, limits, coverage, qrels)
+    result = verify(bench, run_dir, report_dir, limits, coverage, qrels)
     console = Console()
     if out is not None and result.recomputed is not None:
-        write_report(result.recomputed, out, None)
+        write_report(result.recomputed, out)
     for line in result.hash_failures + result.cell_failures:
         console.print(f"✗ {line}", style="red", markup=False, highlight=False)
     if verify_flag and not result.ok:

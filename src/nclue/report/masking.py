@@ -8,8 +8,8 @@ derived in-memory :class:`~nclue.release.Release`. The masked run is scored agai
 *original* qrels, so the change in Gold-NDCG@10 (and Gold Hit@10) is what dropping the
 condition costs in finding the documents that cover all of them.
 
-:func:`run_masking` writes the masked runs (``RUN_DIR/masking/SYSTEM@drop{i}.jsonl`` and
-``.trec``) with a ``masking.json`` manifest, skipping runs whose inputs are unchanged;
+:func:`run_masking` writes the masked runs (``MASKING_DIR/SYSTEM@drop{i}.jsonl`` and ``.trec``;
+``nclue report`` uses ``OUT/masking``, never the run folder it reads) with a ``masking.json`` manifest, skipping runs whose inputs are unchanged;
 :func:`masking_study` reads them back with the unmasked runs of the matrix and reports, per
 system and position, the mean paired difference masked − full over the queries that have
 that position, with its exact-family bootstrap interval (families restricted to those
@@ -29,9 +29,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nclue.io import dumps_canonical, json_safe, sha256_bytes, sha256_file, write_json
+from nclue.runfile import run_path
 from nclue.tables import Table, Tabular, fmt_ci, fmt_pp
 
 MASK_DIR = "masking"
+"""The masked runs' folder inside a report folder (``nclue report --collection``)."""
 MANIFEST = "masking.json"
 POSITIONS = (1, 2, 3)
 BACKBONES = ("bm25", "dense")
@@ -72,14 +74,18 @@ def masked_release(release, position: int):  # noqa: ANN001, ANN201 - nclue.rele
 def run_masking(
     bench_dir: str | os.PathLike[str],
     collection_dir: str | os.PathLike[str],
-    run_dir: str | os.PathLike[str],
+    masking_dir: str | os.PathLike[str],
     systems: Sequence[str],
     form: str,
     depth: int = 100,
     progress: bool = False,
     tick: Callable[[str], None] | None = None,
 ) -> list[str]:
-    """Write every masked run of ``systems`` into ``run_dir/masking``; return the names produced (not skipped)."""
+    """Write every masked run of ``systems`` into ``masking_dir``; return the names produced (not skipped).
+
+    ``masking_dir`` is a folder of its own (``nclue report`` uses ``OUT/masking``): the run
+    folder the masked runs are compared with is only read.
+    """
     from nclue.corpus.store import pages_fingerprint
     from nclue.io import exclusive_lock, writable_dir
     from nclue.matrix.runner import code_fingerprint, tree_fingerprint
@@ -89,7 +95,7 @@ def run_masking(
 
     release = Release.open(bench_dir, with_qrels=False)
     coll = Path(collection_dir)
-    out = writable_dir(Path(run_dir) / MASK_DIR, "masking run folder")
+    out = writable_dir(Path(masking_dir), "masking run folder")
     inputs = {
         **{f"bench/{k}": v for k, v in release.hashes.items()},
         "collection/pages": pages_fingerprint(coll),
@@ -207,13 +213,13 @@ class MaskingStudy(Tabular):
 def masking_study(
     bench,  # noqa: ANN001 - nclue.scoring.Benchmark
     scores,  # noqa: ANN001 - nclue.scoring.Scores holding the full runs
-    run_dir: Path,
+    masking_dir: Path,
     full_runs: Mapping[str, str],
     n_boot: int,
     seed: int,
     release_hashes: Mapping[str, str],
 ) -> tuple[MaskingStudy | None, list[Path]]:
-    """Table S5a from ``run_dir/masking`` (``None`` when no masked run exists) and the files it read.
+    """Table S5a from the masked runs in ``masking_dir`` (``None`` when none exists) and the files it read.
 
     ``full_runs`` maps each system to its unmasked run name in ``scores``; ``release_hashes``
     (:attr:`nclue.release.Release.hashes`) must match the release the masked runs were made from.
@@ -222,19 +228,20 @@ def masking_study(
     from nclue.scoring import load_run, metric_matrix, score_runs
     from nclue.stats import bootstrap_ci
 
-    manifest = _read(run_dir / MASK_DIR)
+    manifest = _read(masking_dir)
     made_from = manifest.get("inputs", {})
     stale = [k for k, v in release_hashes.items() if made_from.get(f"bench/{k}", v) != v]
     if stale:
         raise NclueError(
-            f"{run_dir / MASK_DIR}: the masked runs were made from another release ({', '.join(stale)} changed); "
+            f"{masking_dir}: the masked runs were made from another release ({', '.join(stale)} changed); "
             "rerun `nclue report BENCH RUN_DIR -o OUT --collection COLL` to redo them"
         )
     entries = {n: e for n, e in manifest.get("runs", {}).items() if e.get("system") in full_runs}
     if not entries:
         return None, []
-    paths = [run_dir / MASK_DIR / f"{n}.jsonl" for n in sorted(entries)]
-    masked = score_runs(bench, [load_run(p, bench, name=p.stem) for p in paths], k=scores.k)
+    names = sorted(entries)
+    paths = [run_path(masking_dir, n) for n in names]
+    masked = score_runs(bench, [load_run(p, bench, name=n) for p, n in zip(paths, names)], k=scores.k)
     cells: dict[str, dict[str, dict[str, object]]] = {}
     counts: dict[str, int] = {}
     for system in full_runs:
@@ -255,7 +262,7 @@ def masking_study(
                 row[f"{metric}_ci"] = (100.0 * float(ci[0]), 100.0 * float(ci[1]))
             cells.setdefault(system, {})[f"c{position}"] = row
     study = MaskingStudy(form=str(manifest.get("form", "")), bootstrap=n_boot, queries=counts, cells=cells)
-    return study, paths + [run_dir / MASK_DIR / MANIFEST]
+    return study, paths + [masking_dir / MANIFEST]
 
 
 def systems_to_mask(names: Sequence[str]) -> list[str]:

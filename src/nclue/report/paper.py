@@ -3,7 +3,7 @@
 :func:`compute_report` turns a benchmark and a run directory into a :class:`PaperReport`;
 :func:`write_report` renders it as Markdown, LaTeX, JSON, plots, ``index.md`` and a
 self-contained ``index.html``, and freezes its JSON form plus the SHA-256 of every input
-into ``RUN_DIR/frozen.json`` for ``nclue reproduce --verify``. Every scorecard and contrast
+into ``OUT/frozen.json`` for ``nclue reproduce --verify`` (it writes nothing into the run folder). Every scorecard and contrast
 table is built by the same builders as ``nclue evaluate`` / ``nclue compare``
 (:mod:`nclue.scoring.results`), so a statistic has the same row and column names everywhere.
 The studies are described in ``docs/report.md``.
@@ -48,6 +48,7 @@ from nclue.report.label import LabelExample
 from nclue.report.masking import MaskingStudy
 from nclue.report.paraphrase import PARAPHRASE, ProbeRow, probe_table
 from nclue.report.shift import ShiftStudy
+from nclue.runfile import run_name, run_path
 from nclue.scoring.results import (
     Contrast,
     Scorecard,
@@ -98,6 +99,7 @@ class PaperReport(Tabular):
     difficulty: DifficultyStudy | None = None
     label: LabelExample | None = None
     shift_paths: Mapping[str, str] | None = None
+    masking_path: str | None = None
     qrels: Mapping[str, object] | None = None
     labels_built_by: str = ""
 
@@ -174,7 +176,7 @@ class PaperReport(Tabular):
         if self.masking is None:
             out.append(
                 "Table S5a (condition masking): no masked runs; `nclue report BENCH RUN_DIR -o OUT --collection COLL` "
-                "writes them to RUN_DIR/masking first."
+                "writes them to OUT/masking first."
             )
         if self.shift is None:
             out.append(
@@ -201,6 +203,7 @@ class PaperReport(Tabular):
                 "labels_built_by": self.labels_built_by,
                 "options": {
                     "shift": dict(self.shift_paths) if self.shift_paths else None,
+                    "masking": self.masking_path,
                     "qrels": dict(self.qrels) if self.qrels else None,
                 },
                 "scorecard": {
@@ -254,7 +257,7 @@ def read_run_manifest(run_dir: Path) -> dict:
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise NclueError(f"{path}: damaged ({exc}); rerun `nclue run --matrix` to rewrite it") from None
     else:
-        runs = sorted(p.stem for p in run_dir.glob("*.jsonl"))
+        runs = sorted(run_name(p) for p in run_dir.glob("*.jsonl"))
         if not runs:
             raise NclueError(f"{run_dir}: no runs (*.jsonl) and no {MANIFEST}; produce runs with `nclue run`")
         manifest = {
@@ -271,10 +274,10 @@ def read_run_manifest(run_dir: Path) -> dict:
             },
         }
     systems = {m["system"] for m in manifest["runs"].values()}
-    for extra in sorted(run_dir.glob(f"*@{PARAPHRASE}.jsonl")):
-        system = extra.stem.rsplit("@", 1)[0]
-        if extra.stem not in manifest["runs"] and system in systems:
-            manifest["runs"][extra.stem] = {
+    for extra in sorted(name for name in map(run_name, run_dir.glob("*.jsonl")) if name.endswith(f"@{PARAPHRASE}")):
+        system = extra.rsplit("@", 1)[0]
+        if extra not in manifest["runs"] and system in systems:
+            manifest["runs"][extra] = {
                 "system": system,
                 "form": PARAPHRASE,
                 "block": "query-form",
@@ -308,7 +311,8 @@ def input_hashes(
     for path in control_paths:
         out[f"bench/{CONTROL_DIR}/{path.name}"] = sha256_file(path)
     for name in run_names:
-        out[f"runs/{name}.jsonl"] = sha256_file(run_dir / f"{name}.jsonl")
+        path = run_path(run_dir, name)
+        out[f"runs/{path.name}"] = sha256_file(path)
     return out
 
 
@@ -320,11 +324,13 @@ def compute_report(
     seed: int = DEFAULT_SEED,
     shift: tuple[str | os.PathLike[str], str | os.PathLike[str]] | None = None,
     qrels: str | os.PathLike[str] | None = None,
+    masking_dir: str | os.PathLike[str] | None = None,
 ) -> PaperReport:
     """Every table's numbers from the frozen runs and qrels (deterministic for a seed).
 
     ``shift`` names the SourceShift release and run directory (Tables S3–S4 and the second
-    column of S1i). Masked runs are read from ``RUN_DIR/masking`` when present. ``qrels`` scores
+    column of S1i). Masked runs (Table S5a) are read from ``masking_dir`` when given and
+    present (:func:`nclue.report.masking.run_masking` writes them). ``qrels`` scores
     every table on another qrels version of the same queries (``qrels.v2.jsonl`` from
     ``nclue audit adjudicate``; nclue JSONL, BEIR ``.tsv`` or TREC), recorded with its SHA-256.
     """
@@ -345,13 +351,13 @@ def compute_report(
     default_form = manifest["spec"].get("form", DEFAULT_FORM)
     meta = manifest["runs"]
     names = list(meta)
-    missing = [n for n in names if not (runs_path / f"{n}.jsonl").is_file()]
+    missing = [n for n in names if not run_path(runs_path, n).is_file()]
     if missing:
         raise NclueError(f"{runs_path}: run files missing for {', '.join(missing)}; rerun `nclue run --matrix`")
     control_paths = sorted((bench_path / CONTROL_DIR).glob("*.jsonl"))
     release = Release.open(bench_path, qrels=qrels, require_qrels=True)
     bench = Benchmark.from_release(release)
-    runs = [load_run(runs_path / f"{n}.jsonl", bench, name=n) for n in names]
+    runs = [load_run(run_path(runs_path, n), bench, name=n) for n in names]
     controls = [load_run(p, bench) for p in control_paths]
     scores = score_runs(bench, runs + controls, k=k)
     card = scorecard(bench, scores, ci="family", n_boot=n_boot, seed=seed, with_strata=True)
@@ -401,12 +407,14 @@ def compute_report(
         qrels_record = qrels_version_record(Path(qrels))
         inputs["qrels/" + Path(qrels).name] = str(qrels_record["sha256"])
 
-    masking, masked_files = masking_study(
-        bench, scores, runs_path, {s: s for s in systems_to_mask(fair)}, n_boot, seed, release.hashes
-    )
-
+    masking, masked_files, masking_path = None, [], None
+    if masking_dir is not None and Path(masking_dir).is_dir():
+        masking, masked_files = masking_study(
+            bench, scores, Path(masking_dir), {s: s for s in systems_to_mask(fair)}, n_boot, seed, release.hashes
+        )
+        masking_path = str(masking_dir) if masking is not None else None
     for path in masked_files:
-        inputs[f"runs/{path.relative_to(runs_path).as_posix()}"] = sha256_file(path)
+        inputs[f"masking/{path.name}"] = sha256_file(path)
     inventory = bench_path / INVENTORY
     difficulty = difficulty_study(bench, scores, fair, inventory, n_boot, seed) if inventory.is_file() else None
 
@@ -437,10 +445,11 @@ def compute_report(
         for key, digest in release_file_hashes(shift_bench, shift_release.hashes).items():
             inputs["shift-" + key] = digest
         for name in shift_manifest["runs"]:
-            inputs[f"shift-runs/{name}.jsonl"] = sha256_file(shift_runs / f"{name}.jsonl")
+            path = run_path(shift_runs, name)
+            inputs[f"shift-runs/{path.name}"] = sha256_file(path)
         if pair is not None and set(pair) <= set(shift_manifest["runs"]):
             s_bench = Benchmark.from_release(shift_release)
-            s_scores = score_runs(s_bench, [load_run(shift_runs / f"{n}.jsonl", s_bench, name=n) for n in pair], k=k)
+            s_scores = score_runs(s_bench, [load_run(run_path(shift_runs, n), s_bench, name=n) for n in pair], k=k)
             components.append(component_column("SourceShift", s_bench, s_scores, *pair, n_boot, n_draws, seed))
 
     return PaperReport(
@@ -467,6 +476,7 @@ def compute_report(
         difficulty=difficulty,
         label=select_example(release, seed),
         shift_paths=shift_paths,
+        masking_path=masking_path,
         qrels=qrels_record,
         labels_built_by=_labels_built_by(bench_path),
     )
@@ -506,10 +516,13 @@ def frozen_name(qrels: str | os.PathLike[str] | None) -> str:
 def write_report(
     report: PaperReport,
     out_dir: str | os.PathLike[str],
-    freeze_dir: str | os.PathLike[str] | None,
     collection: str | os.PathLike[str] | None = None,
 ) -> list[Path]:
-    """Render ``report`` into ``out_dir`` (md, tex, json, png, pdf, index.md, index.html); freeze it in ``freeze_dir``.
+    """Render ``report`` into ``out_dir`` (md, tex, json, png, pdf, index.md, index.html) and freeze it there.
+
+    The freeze (``frozen.json``, or ``frozen.VERSION.json`` on another qrels version) holds every
+    number and the SHA-256 of every input; ``nclue reproduce BENCH RUN_DIR OUT --verify`` checks
+    it. Nothing is written outside ``out_dir``: the run folder and the release are only read.
 
     With ``collection`` (the page store the runs searched, whose ``collection.json`` names
     the PDF folder), the label figure is rendered from the real PDF pages.
@@ -585,6 +598,7 @@ def write_report(
     atomic_write_text(out / "index.md", "\n".join(index) + "\n")
     written.append(out / "index.md")
     written.append(write_html(report, sections, figures, notes, out))
-    if freeze_dir is not None:
-        write_json(Path(freeze_dir) / frozen_name(report.qrels["path"] if report.qrels else None), data)
+    freeze = out / frozen_name(report.qrels["path"] if report.qrels else None)
+    write_json(freeze, data)
+    written.append(freeze)
     return written

@@ -2,7 +2,8 @@
 
 Two checks, both naming exactly what failed:
 
-1. **Files** — every input recorded in ``RUN_DIR/frozen.json`` must still have its SHA-256:
+1. **Files** — every input recorded in ``REPORT_DIR/frozen.json`` (the folder ``nclue report``
+   wrote; a report from before 0.1 froze into ``RUN_DIR``) must still have its SHA-256:
    every file the release lists in ``SHA256SUMS`` (queries, qrels, BEIR qrels, corpus,
    inventory, ``MANIFEST.json``, controls, paraphrases, judge caches) and ``SHA256SUMS``
    itself, every run file, the masked runs and, for SourceShift, its release and runs. The
@@ -26,6 +27,7 @@ from typing import Any
 
 from nclue.errors import NclueError
 from nclue.io import json_leaves, sha256_file
+from nclue.report.masking import MASK_DIR
 from nclue.report.paper import PaperReport, compute_report, frozen_name
 
 _UNIT_SCALE = {
@@ -119,9 +121,13 @@ def compare_cells(frozen: dict, fresh: dict, limits: Tolerances) -> tuple[list[s
     return failures, checked
 
 
-def _resolve(key: str, bench: Path, runs: Path, shift: dict | None, qrels_dir: Path | None = None) -> Path:
+def _resolve(
+    key: str, bench: Path, runs: Path, shift: dict | None, qrels_dir: Path | None, masking: Path | None
+) -> Path:
     prefix, _, rest = key.partition("/")
     roots = {"bench": bench, "runs": runs, **({"qrels": qrels_dir} if qrels_dir is not None else {})}
+    if masking is not None:
+        roots["masking"] = masking
     if shift:
         roots.update({"shift-bench": Path(shift["bench"]), "shift-runs": Path(shift["runs"])})
     if prefix not in roots:
@@ -132,11 +138,16 @@ def _resolve(key: str, bench: Path, runs: Path, shift: dict | None, qrels_dir: P
 def verify(
     bench_dir: str | os.PathLike[str],
     run_dir: str | os.PathLike[str],
+    report_dir: str | os.PathLike[str] | None = None,
     limits: Tolerances = Tolerances(),
     coverage_dir: str | os.PathLike[str] | None = None,
     qrels: str | os.PathLike[str] | None = None,
 ) -> Verification:
-    """Check the frozen report of ``run_dir`` against its inputs and a full recomputation.
+    """Check the report frozen in ``report_dir`` against its inputs and a full recomputation.
+
+    ``report_dir`` is the folder ``nclue report`` wrote (its ``frozen.json``); ``None`` reads a
+    freeze left in ``run_dir`` by an older nclue. The masked runs are found where the freeze
+    recorded them (``options.masking``, by default ``REPORT_DIR/masking``).
 
     ``coverage_dir`` (the folder :func:`nclue.select.pipeline.run_coverage` wrote) adds the
     coverage study: its freeze is re-verified (input, output and code hashes — a changed freeze
@@ -147,20 +158,26 @@ def verify(
     from nclue.bench.verify import check_sums
 
     bench_path, runs_path = Path(bench_dir), Path(run_dir)
-    frozen_path = runs_path / frozen_name(qrels)
+    frozen_path = (Path(report_dir) if report_dir is not None else runs_path) / frozen_name(qrels)
     if not frozen_path.is_file():
         raise NclueError(
-            f"{frozen_path}: nothing frozen yet; run `nclue report {bench_path} {runs_path} -o REPORT_DIR` first"
+            f"{frozen_path}: nothing frozen here; run `nclue report {bench_path} {runs_path} -o REPORT_DIR` and "
+            "pass REPORT_DIR: `nclue reproduce BENCH RUN_DIR REPORT_DIR --verify`"
         )
     try:
         frozen = json.loads(frozen_path.read_text(encoding="utf-8"))
         inputs = dict(frozen["inputs"])
-        shift = (frozen.get("options") or {}).get("shift")
+        options = frozen.get("options") or {}
+        shift, masking = options.get("shift"), options.get("masking")
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise NclueError(f"{frozen_path}: damaged ({exc}); rerun `nclue report` to freeze the numbers again") from None
     result = Verification()
+    qrels_dir = Path(qrels).parent if qrels is not None else None
+    masking_dir = Path(masking) if isinstance(masking, str) else None
+    if masking_dir is not None and not masking_dir.is_dir() and (frozen_path.parent / MASK_DIR).is_dir():
+        masking_dir = frozen_path.parent / MASK_DIR  # the report folder moved with its masked runs
     for key, expected in sorted(inputs.items()):
-        file = _resolve(key, bench_path, runs_path, shift, Path(qrels).parent if qrels is not None else None)
+        file = _resolve(key, bench_path, runs_path, shift, qrels_dir, masking_dir)
         result.files_checked += 1
         if not file.is_file():
             result.hash_failures.append(f"{key}: file missing ({file})")
@@ -179,6 +196,7 @@ def verify(
         seed=frozen["seed"],
         shift=(shift["bench"], shift["runs"]) if shift else None,
         qrels=qrels,
+        masking_dir=masking_dir,
     )
     result.recomputed = fresh
     result.cell_failures, result.cells_checked = compare_cells(frozen, fresh.to_json(), limits)

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from nclue.io import json_safe
+from nclue.runfile import run_path
 from nclue.tables import Table, Tabular, fmt_ci, fmt_p, fmt_pp
 
 FORMS = ("raw", "clean_v2", "natural")
@@ -210,7 +211,7 @@ def compute_shift(
     meta = manifest["runs"]
     release = Release.open(bench_path, require_qrels=True)
     bench = Benchmark.from_release(release)
-    runs = [load_run(runs_path / f"{n}.jsonl", bench, name=n) for n in meta]
+    runs = [load_run(run_path(runs_path, n), bench, name=n) for n in meta]
     scores = score_runs(bench, runs, k=int(manifest["spec"].get("k", 10)))
     primary = metric_matrix(scores, "n_clue_score")
 

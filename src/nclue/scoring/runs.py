@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from nclue.errors import NclueError
-from nclue.runfile import parse_run
+from nclue.runfile import parse_run, run_name
 from nclue.scoring.benchmark import Benchmark
 from nclue.types import Run
 
@@ -185,13 +185,14 @@ def coverage_of(run: RunMatrix, bench: Benchmark) -> RunCoverage:
 def load_run(path: str | Path, bench: Benchmark, name: str | None = None) -> RunMatrix:
     """Read a run file (:mod:`nclue.runfile`: ``.jsonl`` → nclue JSONL, else TREC) into arrays.
 
-    The run's name is the file stem unless ``name`` is given. Malformed lines raise
+    The run's name is ``name``, else the one recorded in the file, else its stem
+    (:func:`nclue.runfile.run_name`). Malformed lines raise
     :class:`NclueError` naming file and line.
     """
     p = Path(path)
     parsed = parse_run(p)
     return _encode(
-        name or p.stem,
+        name or run_name(p),
         {qid: [(d, s, _top_pages(pg) if pg else None) for d, s, pg, _ in rows] for qid, rows in parsed.items()},
         bench,
         p,
