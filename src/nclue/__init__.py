@@ -34,6 +34,7 @@ _API = {
     "CorpusDoc": "nclue.types",
     "RankedDoc": "nclue.types",
     "Run": "nclue.types",
+    "Qrels": "nclue.types",
     "Scorecard": "nclue.scoring.results",
     "Comparison": "nclue.scoring.results",
     "DEFAULT_SEED": "nclue.types",
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
     from nclue.release import Release
     from nclue.scoring.results import Comparison, Scorecard
     from nclue.select.single import CoverageSelector, select_documents
-    from nclue.types import DEFAULT_SEED, CorpusDoc, Judgment, Query, RankedDoc, Run
+    from nclue.types import DEFAULT_SEED, CorpusDoc, Judgment, Qrels, Query, RankedDoc, Run
 
 
 def __getattr__(name: str) -> Any:

@@ -18,14 +18,14 @@ and the fix.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nclue.errors import NclueError
 from nclue.release import Release
-from nclue.types import DEFAULT_FORM, DEFAULT_SEED, RankedDoc, Run
+from nclue.types import DEFAULT_FORM, DEFAULT_SEED, Qrels, RankedDoc, Run
 
 if TYPE_CHECKING:
     from nclue.bench.params import BuildOptions
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from nclue.systems.registry import Workspace
 
 PathLike = str | os.PathLike[str]
+QrelsLike = PathLike | Qrels | Mapping[str, Mapping[str, int]]
+"""A qrels file path, :class:`~nclue.types.Qrels` or ``{qid: {doc_id: grade}}``; a DataFrame is accepted too."""
 DEFAULT_SYSTEM = "bm25.decompose(distinct)"
 
 
@@ -126,9 +128,16 @@ def build_benchmark(collection: PathLike, out: PathLike, options: BuildOptions |
     return Release.open(out)
 
 
-def load_benchmark(path: PathLike, qrels: PathLike | None = None) -> Release:
-    """Open a benchmark release (nclue or BEIR layout; ``qrels`` overrides its qrels file)."""
-    return Release.open(path, qrels)
+def load_benchmark(path: PathLike, qrels: QrelsLike | None = None) -> Release:
+    """Open a benchmark release (nclue or BEIR layout).
+
+    ``qrels`` replaces its judgments: a qrels file (nclue JSONL, BEIR ``.tsv``, TREC), or
+    :class:`~nclue.types.Qrels`, ``{qid: {doc_id: grade}}`` or a DataFrame (checked against the
+    release's queries, :meth:`Release.with_qrels`).
+    """
+    if qrels is None or isinstance(qrels, (str, os.PathLike)):
+        return Release.open(path, qrels)
+    return Release.open(path, with_qrels=False).with_qrels(_as_qrels(qrels))
 
 
 def load_run(path: PathLike, name: str | None = None) -> Run:
@@ -161,22 +170,39 @@ def run_system(
     return next(iter(report.runs.values()))
 
 
-def _benchmark(bench: Release | PathLike, qrels: PathLike | None) -> Benchmark:
+def _benchmark(bench: Release | PathLike, qrels: QrelsLike | None) -> Benchmark:
     from nclue.scoring import Benchmark
 
     if isinstance(bench, Release) and qrels is None:
         return Benchmark.from_release(bench)
+    if qrels is not None and not isinstance(qrels, (str, os.PathLike)):
+        release = bench if isinstance(bench, Release) else Release.open(bench, with_qrels=False)
+        return Benchmark.from_release(release.with_qrels(_as_qrels(qrels)))
     root = bench.root if isinstance(bench, Release) else bench
     if root is None:
-        raise NclueError("an in-memory release cannot take another qrels file; build it with those judgments")
+        raise NclueError(
+            "an in-memory release cannot take a qrels file; pass the judgments as nclue.Qrels, a dict or a frame"
+        )
     return Benchmark.open(root, qrels)
+
+
+def _as_qrels(qrels: object) -> Qrels:
+    """``qrels`` as :class:`Qrels`: itself, a ``{qid: {doc_id: grade}}`` dict or a DataFrame."""
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, Mapping):
+        return Qrels.from_dict(qrels)
+    if hasattr(qrels, "columns"):
+        return Qrels.from_pandas(qrels)
+    raise NclueError(
+        f"qrels must be a qrels file path, nclue.Qrels, a {{qid: {{doc_id: grade}}}} dict or a DataFrame, "
+        f"got {type(qrels).__name__}"
+    )
 
 
 def _as_run(item: object, position: int) -> Run | PathLike:
     """A run given as a :class:`Run`, a run file, ``{qid: {doc_id: score}}`` or a DataFrame
     (the last two are named ``run1``, ``run2``, … by position)."""
-    from collections.abc import Mapping
-
     if isinstance(item, (Run, str, os.PathLike)):
         return item
     if isinstance(item, Mapping):
@@ -190,8 +216,6 @@ def _as_run(item: object, position: int) -> Run | PathLike:
 
 
 def _run_matrices(bench: Benchmark, runs: Sequence[Run | PathLike]) -> list:
-    from collections.abc import Mapping
-
     from nclue.scoring import from_records
     from nclue.scoring import load_run as encode_file
 
@@ -219,7 +243,7 @@ def evaluate(
     bootstrap: int = 1000,
     seed: int = DEFAULT_SEED,
     strata: bool = False,
-    qrels: PathLike | None = None,
+    qrels: QrelsLike | None = None,
     per_query: PathLike | None = None,
     strict: bool = False,
     measures: Sequence[str] = (),
@@ -230,6 +254,9 @@ def evaluate(
     score}}`` dict or a PyTerrier/ranx DataFrame (the last two named ``run1``, ``run2``, … by
     position; build a :class:`Run` to name one).
 
+    ``qrels`` scores on other judgments: a qrels file, :class:`~nclue.types.Qrels`, a
+    ``{qid: {doc_id: grade}}`` dict or a DataFrame (:meth:`Qrels.from_pandas
+    <nclue.types.Qrels.from_pandas>` reads PyTerrier, ir_measures and ranx columns).
     ``per_query`` names a JSONL file to receive one row per (run, query) with its outcome. Every
     run's coverage of the benchmark is in ``card.coverage`` and its shortfalls in
     ``card.problems`` (unanswered queries score as misses); ``strict=True`` refuses to score a
@@ -264,7 +291,7 @@ def compare(
     seed: int = DEFAULT_SEED,
     sensitivity: bool = True,
     blocks: PathLike | None = None,
-    qrels: PathLike | None = None,
+    qrels: QrelsLike | None = None,
     strict: bool | None = None,
 ) -> Comparison:
     """Paired contrasts ``variant − base`` with family intervals, randomization tests, Holm and sensitivity.

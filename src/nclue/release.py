@@ -43,7 +43,7 @@ from typing import Any
 from nclue.errors import NclueError, where
 from nclue.io import atomic_write_text, iter_jsonl, iter_text_lines, sha256_file, write_jsonl
 from nclue.query import MAX_CONDITIONS, parse_conditions
-from nclue.types import CorpusDoc, Judgment, Query
+from nclue.types import CorpusDoc, Judgment, Qrels, Query
 
 QUERIES_FILE = "queries.jsonl"
 QRELS_FILE = "qrels.jsonl"
@@ -134,6 +134,25 @@ class Release:
         docs = tuple(corpus)
         _check_unique_docs([(f"corpus document #{i}", d.doc_id) for i, d in enumerate(docs, start=1)])
         return cls(root, qs, _judgments(rows, conditions), docs)
+
+    def with_qrels(self, qrels: Qrels) -> Release:
+        """This release judged by ``qrels`` instead of its own judgments, checked by the file rules.
+
+        Every row must name a query of the release and a grade within its condition count; a
+        row without a label is ``gold`` iff its grade equals the condition count. Grade-0 rows
+        are dropped. The result has no evidence pages (Gold+Support is not computed on it).
+        """
+        if not isinstance(qrels, Qrels):
+            raise NclueError(
+                f"with_qrels takes nclue.Qrels (Qrels.from_dict / from_pandas), got {type(qrels).__name__}"
+            )
+        conditions = {q.qid: q.conditions for q in self.queries}
+        rows = [
+            (f"{qrels.name} row {i} ({qid}, {doc})", qid, doc, grade, label, None)
+            for i, (qid, doc, grade, label) in enumerate(qrels.rows, start=1)
+        ]
+        files = {role: path for role, path in self.files.items() if role != "qrels"}
+        return replace(self, judgments=_judgments(rows, conditions), files=files)
 
     # --- views -------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ with grade 0 are omitted from compact qrels files.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -103,6 +103,111 @@ class Judgment:
         if self.pages is not None:
             row["pages"] = {c: list(p) for c, p in self.pages.items() if p}
         return row
+
+
+_QUERY_COLUMNS = ("qid", "query_id", "q_id")
+_DOC_COLUMNS = ("docno", "doc_id")
+_GRADE_COLUMNS = ("grade", "relevance", "label", "score")
+
+
+@dataclass(frozen=True)
+class Qrels:
+    """Judgments made in memory, in the shapes other toolkits use; checked when attached to a release.
+
+    ``rows`` are ``(qid, doc_id, grade, label or None)`` in input order. :meth:`from_dict` reads
+    ranx's and pytrec_eval's ``{qid: {doc_id: grade}}``, :meth:`from_pandas` a PyTerrier
+    (``qid, docno, label``), ir_measures (``query_id, doc_id, relevance``), ranx
+    (``q_id, doc_id, score``) or nclue (``qid, doc_id, grade, label``) frame. The grade is the
+    number of the query's conditions the document covers; without a label, ``gold`` iff the
+    grade equals the query's condition count (as for BEIR and TREC qrels, which carry no
+    evidence pages, so Gold+Support is not computed on them). :meth:`Release.with_qrels
+    <nclue.release.Release.with_qrels>` checks every row against the queries (a grade above a
+    query's condition count or an unknown qid is an :class:`~nclue.errors.NclueError` naming
+    the row); ``nclue.evaluate(..., qrels=...)`` takes a :class:`Qrels`, a dict or a frame.
+    """
+
+    rows: tuple[tuple[str, str, int, str | None], ...]
+    name: str = "qrels"
+
+    def __post_init__(self) -> None:
+        from nclue.errors import NclueError
+
+        checked = []
+        for i, row in enumerate(self.rows, start=1):
+            if not isinstance(row, (tuple, list)) or len(row) not in (3, 4):
+                raise NclueError(f"{self.name} row {i}: expected (qid, doc_id, grade[, label]), got {row!r}")
+            qid, doc, grade, label = (*row, None) if len(row) == 3 else row
+            checked.append((str(qid), str(doc), _grade(grade, f"{self.name} row {i} ({qid}, {doc})"), label))
+            if label is not None and label not in ("gold", "partial"):
+                raise NclueError(f"{self.name} row {i} ({qid}, {doc}): label {label!r} must be 'gold' or 'partial'")
+        object.__setattr__(self, "rows", tuple(checked))
+
+    @classmethod
+    def from_dict(cls, grades: Mapping[str, Mapping[str, int]], name: str = "qrels") -> Qrels:
+        """Qrels from ``{qid: {doc_id: grade}}`` (ranx, pytrec_eval)."""
+        from nclue.errors import NclueError
+
+        if not isinstance(grades, Mapping) or not all(isinstance(v, Mapping) for v in grades.values()):
+            raise NclueError(f"{name}: expected {{qid: {{doc_id: grade}}}}, got {type(grades).__name__}")
+        return cls(tuple((q, d, g) for q, docs in grades.items() for d, g in docs.items()), name)
+
+    @classmethod
+    def from_pandas(
+        cls, frame, name: str = "qrels", qid: str | None = None, doc_id: str | None = None, grade: str | None = None
+    ) -> Qrels:  # noqa: ANN001 - a pandas DataFrame (pandas is optional)
+        """Qrels from a DataFrame with one row per judged document.
+
+        Columns are found by name unless given: the query in ``qid`` / ``query_id`` / ``q_id``,
+        the document in ``docno`` / ``doc_id``, the grade in ``grade`` / ``relevance`` /
+        ``label`` / ``score`` (the first present; a ``label`` column of ``gold``/``partial`` next
+        to ``grade`` is kept as the label).
+        """
+        from nclue.errors import NclueError
+
+        columns = [str(c) for c in getattr(frame, "columns", ())]
+        if not columns:
+            raise NclueError(f"{name}: expected a pandas DataFrame, got {type(frame).__name__}")
+        q = qid or next((c for c in _QUERY_COLUMNS if c in columns), None)
+        d = doc_id or next((c for c in _DOC_COLUMNS if c in columns), None)
+        g = grade or next((c for c in _GRADE_COLUMNS if c in columns), None)
+        missing = [label for label, col in (("query", q), ("document", d), ("grade", g)) if col not in columns]
+        if missing:
+            raise NclueError(
+                f"{name}: the frame has no {' or '.join(missing)} column (columns: {', '.join(columns)}); "
+                "name them with qid=, doc_id=, grade="
+            )
+        labels = frame["label"].tolist() if g != "label" and "label" in columns else [None] * len(frame)
+        rows = zip(frame[q].tolist(), frame[d].tolist(), frame[g].tolist(), labels)
+        return cls(tuple((str(a), str(b), c, None if lab is None else str(lab)) for a, b, c, lab in rows), name)
+
+    @classmethod
+    def from_judgments(cls, judgments: Iterable[Judgment], name: str = "qrels") -> Qrels:
+        """Qrels holding a release's :class:`Judgment` rows (evidence pages are not kept)."""
+        return cls(tuple((j.qid, j.doc_id, j.grade, j.label) for j in judgments), name)
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        """``{qid: {doc_id: grade}}`` (ranx's and pytrec_eval's shape)."""
+        out: dict[str, dict[str, int]] = {}
+        for qid, doc, grade, _ in self.rows:
+            out.setdefault(qid, {})[doc] = grade
+        return out
+
+    def to_pandas(self):  # noqa: ANN201 - a pandas DataFrame
+        """nclue's frame: ``qid, doc_id, grade, label`` (label ``None`` where it is derived from the grade)."""
+        import pandas as pd
+
+        return pd.DataFrame(list(self.rows), columns=["qid", "doc_id", "grade", "label"])
+
+
+def _grade(value: object, where: str) -> int:
+    """``value`` as a non-negative integer grade (integral floats from a frame accepted)."""
+    from nclue.errors import NclueError
+
+    number = value.item() if hasattr(value, "item") else value
+    integral = isinstance(number, int) or isinstance(number, float) and number.is_integer()
+    if isinstance(number, bool) or not integral or number < 0:
+        raise NclueError(f"{where}: grade {value!r} must be a non-negative integer (conditions covered)")
+    return int(number)
 
 
 @dataclass(frozen=True)
@@ -217,14 +322,15 @@ class Run:
         return pd.DataFrame(rows, columns=["qid", "docno", "score", "rank"])
 
     def write(self, directory: str | os.PathLike[str]) -> list[Path]:
-        """Write ``DIR/<name>.trec`` and ``DIR/<name>.jsonl`` atomically; return their paths."""
+        """Write ``DIR/<stem>.trec`` and ``DIR/<stem>.jsonl`` atomically (a shell-safe stem of the name,
+        :func:`nclue.runfile.file_stem`; the name is recorded inside); return their paths."""
         from nclue.runfile import write_run
 
         return write_run(self, directory)
 
     @classmethod
     def read(cls, path: str | os.PathLike[str], name: str | None = None) -> Run:
-        """Read a TREC (six columns) or nclue JSONL run file; the name defaults to the file stem."""
+        """Read a TREC (six columns) or nclue JSONL run file; the name defaults to the one recorded, else the stem."""
         from nclue.runfile import read_run
 
         return read_run(path, name)
