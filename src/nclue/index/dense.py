@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import zipfile
 from dataclasses import dataclass
@@ -377,6 +378,94 @@ def list_dense_indexes(collection_dir: str | os.PathLike[str]) -> list[Path]:
     return out
 
 
+DEFAULT_FILE = "dense-default.txt"
+"""``COLLECTION/index/dense-default.txt``: the folder name of the dense index the plain ``dense`` backbone reads."""
+
+
+def default_dense_index(collection_dir: str | os.PathLike[str]) -> Path | None:
+    """The dense index the plain ``dense`` backbone reads: the only one, else the one :data:`DEFAULT_FILE`
+    names (the last one :func:`adopt_dense_index` adopted), else ``None`` (none, or several
+    and no record)."""
+    found = list_dense_indexes(collection_dir)
+    if len(found) == 1:
+        return found[0]
+    try:
+        named = (dense_root(collection_dir).parent / DEFAULT_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return next((d for d in found if d.name == named), None)
+
+
+def adopt_dense_index(
+    collection_dir: str | os.PathLike[str], directory: str | os.PathLike[str], keep_others: bool = False
+) -> list[str]:
+    """Make ``directory`` the collection's dense index; return the names of the indexes removed.
+
+    One dense index per collection unless asked: every other finished or unfinished dense
+    index is deleted, with its token index, unless ``keep_others`` (``nclue index --add-dense``);
+    then they stay, reachable as ``dense:VARIANT``, and :data:`DEFAULT_FILE` records that ``directory``
+    is the one the plain ``dense`` (and ``struct``, ``maxsim``, coverage evidence) reads.
+    """
+    from nclue.io import atomic_write_text
+
+    root, chosen = dense_root(collection_dir), Path(directory)
+    removed = []
+    if not keep_others:
+        for other in sorted(p for p in root.iterdir() if p.is_dir() and p.name != chosen.name):
+            shutil.rmtree(other)
+            shutil.rmtree(token_dir(collection_dir, other.name), ignore_errors=True)
+            removed.append(other.name)
+    atomic_write_text(root.parent / DEFAULT_FILE, chosen.name + "\n")
+    return removed
+
+
+_KEY = re.compile(r"^(?P<name>.+)-(?P<sha>[0-9a-f]{12})-(?P<backend>[a-z0-9-]+)$")
+
+
+def variant_matches(directory_name: str, variant: str) -> bool:
+    """Whether ``dense:VARIANT`` names the index directory ``<name>-<sha12>-<backend>``.
+
+    It does when the variant is the whole directory name or a prefix of it, the backend,
+    a prefix of the SHA-256, or one word of the model name (words split on ``-``/``_``).
+    """
+    v = variant.lower()
+    key = directory_name.lower()
+    if key == v or key.startswith(v):
+        return True
+    parts = _KEY.match(key)
+    if parts is None:
+        return False
+    words = re.split(r"[-_]", parts["name"])
+    return v == parts["backend"] or parts["sha"].startswith(v) or v in words
+
+
+def select_index(collection_dir: Path, variant: str | None) -> Path:
+    """The dense index directory ``dense[:variant]`` names: with no variant the collection's own
+    (:func:`default_dense_index`), else the one :func:`variant_matches` picks (none or several →
+    :class:`NclueError` listing what is present)."""
+    found = list_dense_indexes(collection_dir)
+    if not found:
+        raise NclueError(
+            f"{collection_dir}: no dense vectors; build them with `{build_command(collection_dir)}` "
+            "(MODEL_PATH: a local sentence-transformers model, e.g. the bundled MiniLM)"
+        )
+    if variant is None:
+        default = default_dense_index(collection_dir)
+        chosen = [default] if default is not None else found
+    else:
+        chosen = [d for d in found if variant_matches(d.name, variant)]
+    if not chosen:
+        raise NclueError(
+            f"{collection_dir}: no dense index matches {variant!r}; present: {', '.join(d.name for d in found)}"
+        )
+    if len(chosen) > 1:
+        raise NclueError(
+            f"{collection_dir}: several dense indexes ({', '.join(d.name for d in chosen)}); "
+            f"pick one as dense:VARIANT (a backend, a model-name word or the directory name), e.g. dense:{chosen[0].name}"
+        )
+    return chosen[0]
+
+
 def open_dense_index(
     collection_dir: str | os.PathLike[str],
     model_path: str | os.PathLike[str] | None = None,
@@ -384,8 +473,8 @@ def open_dense_index(
 ) -> DenseIndex:
     """Open the collection's dense index for ``model_path`` (and ``backend``), checking freshness.
 
-    With no ``model_path`` the only index present is used (several → an error listing
-    them). Raises :class:`NclueError` naming the build command when there is none.
+    With no ``model_path`` the collection's dense index is used (:func:`default_dense_index`;
+    several and no record → an error listing them). Raises :class:`NclueError` naming the build command when there is none.
     """
     collection = Path(collection_dir)
     PageStore.open(collection)
@@ -406,10 +495,13 @@ def open_dense_index(
             + (f" --dense-backend {backend}" if backend not in (None, "torch") else "")
         )
     if len(candidates) > 1:
-        raise NclueError(
-            f"{collection}: several dense indexes ({', '.join(p.name for p in candidates)}); "
-            "name the model (and backend) to use"
-        )
+        default = default_dense_index(collection) if model_path is None and backend is None else None
+        if default is None:
+            raise NclueError(
+                f"{collection}: several dense indexes ({', '.join(p.name for p in candidates)}); "
+                "name the model (and backend) to use"
+            )
+        candidates = [default]
     return open_index_dir(collection, candidates[0])
 
 

@@ -324,6 +324,31 @@ def load_bm25s() -> ModuleType:
     return bm25s
 
 
+def checked_meta(collection_dir: str | os.PathLike[str], store: PageStore | None = None) -> dict:
+    """The lexical index's ``meta.json`` once it is present, of this format, fresh for the pages
+    and its files intact (sizes and samples); an :class:`NclueError` naming the fix otherwise."""
+    base = Path(collection_dir)
+    root = base / INDEX_DIR
+    rebuild = f"rebuild it with `nclue index {base} --lexical`"
+    if not (root / META_FILE).is_file():
+        raise NclueError(f"{base}: no lexical index; build it with `nclue index {base} --lexical`")
+    try:
+        meta = json.loads((root / META_FILE).read_text(encoding="utf-8"))
+        meta["params"], meta["files"]  # noqa: B018 - the keys every load needs
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise NclueError(f"{root / META_FILE}: damaged ({type(exc).__name__}: {exc}); {rebuild}") from None
+    if meta.get("format") != FORMAT_VERSION:
+        raise NclueError(f"{root}: index format {meta.get('format')} is not {FORMAT_VERSION}; {rebuild}")
+    fingerprint = store.fingerprint if store is not None else pages_fingerprint(base)
+    if meta.get("pages_sha256") != fingerprint:
+        raise NclueError(
+            f"{root}: index is stale (built from a different pages.parquet: {meta.get('n_pages')} pages "
+            f"indexed); {rebuild}"
+        )
+    check(root, meta["files"], rebuild)
+    return meta
+
+
 class LexicalIndex:
     """A loaded (memory-mapped) lexical index: page scores, document scores, term containment."""
 
@@ -332,22 +357,7 @@ class LexicalIndex:
         base = Path(collection_dir)
         root = base / INDEX_DIR
         rebuild = f"rebuild it with `nclue index {base} --lexical`"
-        if not (root / META_FILE).is_file():
-            raise NclueError(f"{base}: no lexical index; build it with `nclue index {base} --lexical`")
-        try:
-            self.meta = json.loads((root / META_FILE).read_text(encoding="utf-8"))
-            self.meta["params"], self.meta["files"]  # noqa: B018 - the keys every load needs
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise NclueError(f"{root / META_FILE}: damaged ({type(exc).__name__}: {exc}); {rebuild}") from None
-        if self.meta.get("format") != FORMAT_VERSION:
-            raise NclueError(f"{root}: index format {self.meta.get('format')} is not {FORMAT_VERSION}; {rebuild}")
-        fingerprint = store.fingerprint if store is not None else pages_fingerprint(base)
-        if self.meta.get("pages_sha256") != fingerprint:
-            raise NclueError(
-                f"{root}: index is stale (built from a different pages.parquet: {self.meta.get('n_pages')} pages "
-                f"indexed); {rebuild}"
-            )
-        check(root, self.meta["files"], rebuild)
+        self.meta = checked_meta(base, store)
         self.params = BM25Params(**self.meta["params"])
         try:
             self.pages = bm25s.BM25.load(str(root / "pages"), mmap=True, show_progress=False)

@@ -29,16 +29,18 @@ HEADINGS_MANIFEST = "manifest.json"
 
 
 def _dense_index(collection: Path):  # noqa: ANN202 - nclue.index.dense.DenseIndex
-    """The collection's one dense index (the ``dense`` backbone's; several or none → NclueError)."""
-    from nclue.index.dense import build_command, list_dense_indexes, open_index_dir
+    """The collection's dense index (the plain ``dense`` backbone's; none, or several and no default → NclueError)."""
+    from nclue.index.dense import build_command, default_dense_index, list_dense_indexes, open_index_dir
 
-    found = list_dense_indexes(collection)
-    if len(found) != 1:
+    chosen = default_dense_index(collection)
+    if chosen is None:
+        found = list_dense_indexes(collection)
         raise NclueError(
-            f"{collection}: heading vectors follow the collection's one dense index, found "
-            f"{len(found)} ({', '.join(d.name for d in found) or 'none'}); build one with `{build_command(collection)}`"
+            f"{collection}: heading vectors follow the collection's dense index, found "
+            f"{len(found)} ({', '.join(d.name for d in found) or 'none'}) and none is the default; build or adopt "
+            f"one with `{build_command(collection)}`"
         )
-    return open_index_dir(collection, found[0])
+    return open_index_dir(collection, chosen)
 
 
 def build_heading_vectors(collection: str | os.PathLike[str]) -> Path:

@@ -36,6 +36,7 @@ from nclue.errors import NclueError
 from nclue.io import dumps_canonical, exclusive_lock, sha256_bytes, sha256_file, writable_dir, write_json
 from nclue.matrix.spec import MatrixSpec, RunSpec
 from nclue.release import CORPUS_FILE, PARAPHRASES_FILE, QUERIES_FILE, Release
+from nclue.systems.preflight import require_indexes
 
 MANIFEST = "matrix.json"
 _VERSIONED = ("numpy", "scipy", "bm25s", "pypdfium2", "torch", "sentence-transformers", "onnxruntime")
@@ -183,6 +184,7 @@ def _run(
             result.skipped.append(run.name)
         else:
             todo.append((run, digest))
+    require_indexes(coll, [run.system for run, _ in todo], f"the matrix {spec.source}")
     todo.sort(key=lambda item: -float(previous.get(item[0].name) or 0.0))  # longest first; stable otherwise
     count = max(1, min(given.workers if given is not None else workers, len(todo)))
     if given is not None and given.name == "ray":

@@ -370,6 +370,12 @@ def freeze(
     cal = calibration if isinstance(calibration, Calibration) or calibration is None else Calibration.load(calibration)
     if cal is not None and not crossfit:
         refuse_own_release(cal, adapter)
+    coll = collection if collection is not None else adapter.get("collection")
+    if coll and (selectors is None or any(n in EVIDENCE_SELECTORS for n in selectors)):
+        from nclue.systems.preflight import require_indexes
+
+        require_indexes(coll, ["bm25.joint", "dense.joint"], "the coverage freeze's page evidence")
+        open_duplicates(coll)  # the near-copy pairs, checked (built when missing) before the encoder runs
     kernel = landlock_abi() > 0
     if sealed and (not kernel or encoder is not None):
         raise NclueError(

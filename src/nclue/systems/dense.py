@@ -8,24 +8,23 @@ same model files (checked by SHA-256) on the same backend. Every generic operati
 ``dense.joint(max)``, ``dense.joint(ptop3)``, ``dense.decompose(min|product|hmean|distinct)``
 — comes from :mod:`nclue.systems.operations`.
 
-Backbone tokens: ``dense`` uses the collection's only dense index; ``dense:VARIANT``
-selects one of several (:func:`variant_matches`): by its directory name or a prefix of it,
+Backbone tokens: ``dense`` uses the collection's dense index (the only one, or the one built
+last when ``nclue index --add-dense`` kept several); ``dense:VARIANT`` selects one of several
+(:func:`nclue.index.dense.variant_matches`): by its directory name or a prefix of it,
 its backend (``torch``, ``torch-bf16``, ``onnx``, ``onnx-int8``, ``static``), a SHA-256 prefix, or a word
 of its model name (``dense:minilm``).
 """
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nclue.errors import NclueError
-from nclue.index.dense import DenseIndex, build_command, list_dense_indexes, open_index_dir
+from nclue.index.dense import DenseIndex, open_index_dir, select_index
 from nclue.models.encoder import Encoder
 from nclue.models.similarity import row_products
 from nclue.systems.backbone import PageTable
@@ -34,47 +33,6 @@ if TYPE_CHECKING:
     from nclue.systems.registry import Workspace
 
 CACHE_TEXTS = 4096
-
-
-_KEY = re.compile(r"^(?P<name>.+)-(?P<sha>[0-9a-f]{12})-(?P<backend>[a-z0-9-]+)$")
-
-
-def variant_matches(directory_name: str, variant: str) -> bool:
-    """Whether ``dense:VARIANT`` names the index directory ``<name>-<sha12>-<backend>``.
-
-    It does when the variant is the whole directory name or a prefix of it, the backend,
-    a prefix of the SHA-256, or one word of the model name (words split on ``-``/``_``).
-    """
-    v = variant.lower()
-    key = directory_name.lower()
-    if key == v or key.startswith(v):
-        return True
-    parts = _KEY.match(key)
-    if parts is None:
-        return False
-    words = re.split(r"[-_]", parts["name"])
-    return v == parts["backend"] or parts["sha"].startswith(v) or v in words
-
-
-def select_index(collection_dir: Path, variant: str | None) -> Path:
-    """The dense index directory a backbone token names (see the module docstring)."""
-    found = list_dense_indexes(collection_dir)
-    if not found:
-        raise NclueError(
-            f"{collection_dir}: no dense vectors; build them with `{build_command(collection_dir)}` "
-            "(MODEL_PATH: a local sentence-transformers model, e.g. the bundled MiniLM)"
-        )
-    chosen = found if variant is None else [d for d in found if variant_matches(d.name, variant)]
-    if not chosen:
-        raise NclueError(
-            f"{collection_dir}: no dense index matches {variant!r}; present: {', '.join(d.name for d in found)}"
-        )
-    if len(chosen) > 1:
-        raise NclueError(
-            f"{collection_dir}: several dense indexes ({', '.join(d.name for d in chosen)}); "
-            f"pick one as dense:VARIANT (a backend, a model-name word or the directory name), e.g. dense:{chosen[0].name}"
-        )
-    return chosen[0]
 
 
 class DenseBackbone:

@@ -50,11 +50,11 @@ STRENGTH = ("bm25", "head")
 class StructureBackbone:
     """Calibrated page evidence (module docstring) over one collection."""
 
-    def __init__(self, name: str, workspace, calibration: Calibration) -> None:  # noqa: ANN001 - Workspace
+    def __init__(self, name: str, workspace, calibration: Calibration, dense: str = "dense") -> None:  # noqa: ANN001 - Workspace
         self.name = name
         self.pages: PageTable = workspace.pages
         self.calibration = calibration
-        self.source = EvidenceSource.from_workspace(workspace, require_structure=True)
+        self.source = EvidenceSource.from_workspace(workspace, require_structure=True, dense=dense)
         calibration.check_source(self.source.describe)
         _ = self.source.headings  # load (and check) the heading vectors now, not at the first query
         self._cache: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
@@ -111,21 +111,30 @@ class StructureBackbone:
 
 
 def load_backbone(workspace, variant: str | None) -> StructureBackbone:  # noqa: ANN001 - Workspace
-    """Registry hook: ``struct`` (the shipped calibration for this collection's sources) or
-    ``struct:NAME`` (``COLLECTION/calibration/NAME.json``)."""
-    if variant is None:
+    """Registry hook: ``struct`` (the shipped calibration for this collection's sources, over the
+    collection's dense index), ``struct:NAME`` (``COLLECTION/calibration/NAME.json``) or
+    ``struct:VARIANT`` where no such calibration exists and ``VARIANT`` names a dense index as
+    ``dense:VARIANT`` does (the shipped calibration over that index; its heading vectors must
+    have been built with it)."""
+    from nclue.index.dense import list_dense_indexes, variant_matches
+
+    dense = "dense"
+    path = Path(workspace.collection_dir) / "calibration" / f"{variant}.json"
+    if variant is None or not path.is_file():
+        if variant is not None:
+            if not any(variant_matches(d.name, variant) for d in list_dense_indexes(workspace.collection_dir)):
+                raise NclueError(
+                    f"backbone 'struct:{variant}': no calibration {path} and no dense index matching {variant!r}; "
+                    f"fit a calibration with `nclue evidence fit BENCH {workspace.collection_dir} -o {path}`, or "
+                    "name a dense index (a backend, a model-name word or its folder name)"
+                )
+            dense = f"dense:{variant}"
         sources = set(workspace.store.docs.column("source").to_pylist())
         calibration = Calibration.load(None, sources)
     else:
-        path = Path(workspace.collection_dir) / "calibration" / f"{variant}.json"
-        if not path.is_file():
-            raise NclueError(
-                f"backbone 'struct:{variant}': no calibration {path}; fit one with "
-                f"`nclue evidence fit BENCH {workspace.collection_dir} -o {path}`"
-            )
         calibration = Calibration.load(path)
     name = "struct" if variant is None else f"struct:{variant}"
-    return StructureBackbone(name, workspace, calibration)
+    return StructureBackbone(name, workspace, calibration, dense)
 
 
 def build_op(spec: Op, backbone: StructureBackbone, workspace) -> DecomposeSystem | None:  # noqa: ANN001

@@ -1,0 +1,47 @@
+"""A matrix, a run or a freeze checks every index its systems read before any work (issue 24, item 6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nclue.errors import NclueError
+from nclue.systems.preflight import backbone_tokens, index_problems
+
+
+def test_backbone_tokens_walk_fusion_and_reranking() -> None:
+    names = [
+        "bm25.and",
+        "rrf(bm25.and, dense:onnx.joint(ptop3))",
+        "rerank(bm25.joint, minilm-cross, pool=100)@natural",
+        "rrf(maxsim.joint(ptop3), rrf(struct.cover, bm25.cover))",
+    ]
+    assert backbone_tokens(names) == ["bm25", "dense:onnx", "maxsim", "struct"]
+
+
+def test_every_missing_index_is_named_at_once(small_collection: Path) -> None:
+    """The small real collection has pages only: each backbone's index is reported, with its build command."""
+    problems = index_problems(small_collection, ["bm25.and", "dense.joint(ptop3)", "maxsim.joint", "struct.cover"])
+    text = "\n".join(problems)
+    assert "no lexical index; build it with `nclue index" in text
+    assert "no dense vectors; build them with `nclue index" in text
+    assert "no document structure" in text
+    assert len(problems) == len(set(problems)) == 3  # maxsim's and struct's dense problem is said once
+
+
+def test_a_matrix_with_a_missing_index_writes_no_run(
+    small_bench: Path, indexed_collection: Path, tmp_path: Path
+) -> None:
+    from nclue.matrix.runner import run_matrix
+    from nclue.matrix.spec import load_matrix
+
+    spec = tmp_path / "m.toml"
+    spec.write_text(
+        'depth = 20\nk = 10\nform = "clean_v2"\n\n[[run]]\nsystem = "bm25.and"\n\n'
+        '[[run]]\nsystem = "dense.joint(ptop3)"\n\n[[run]]\nsystem = "maxsim.joint(ptop3)"\n'
+    )
+    out = tmp_path / "runs"
+    with pytest.raises(NclueError, match=r"(?s)needs indexes the collection does not have; nothing was run.*no dense"):
+        run_matrix(load_matrix(spec), small_bench, indexed_collection, out, progress=False)
+    assert not list(out.glob("*.jsonl")) and not list(out.glob("*.trec"))
