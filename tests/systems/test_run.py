@@ -96,6 +96,17 @@ def test_cli_search_json_and_table(lexical_collection: Path, cli) -> None:  # no
     rows = json.loads(result.output)
     assert [r["rank"] for r in rows] == [1, 2, 3]
     assert set(rows[0]["evidence"]) == {"regression model", "data frame"}
+    from nclue.api import open_collection
+
+    coll = open_collection(lexical_collection)
+    for condition, shown in rows[0]["snippets"].items():
+        assert shown["page"] == rows[0]["evidence"][condition][0]
+        page = " ".join(coll.page_text(rows[0]["doc_id"], shown["page"]).split())
+        assert " ".join(shown["text"].replace("…", " ").split())[:40] in page
+        words = condition.lower().split()
+        assert shown["spans"] and all(
+            any(shown["text"][a:b].lower().startswith(w[:4]) for w in words) for a, b in shown["spans"]
+        )
     result = cli("search", lexical_collection, "", "-c", "algorithm", "-c", "pseudocode", "-k", "2")
     assert result.exit_code == 0 and "algorithm" in result.output
     result = cli("search", lexical_collection, '"only one"')

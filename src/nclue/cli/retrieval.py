@@ -52,6 +52,17 @@ def _warn_split(conditions: tuple[str, ...]) -> None:
     )
 
 
+def _snippets(doc, collection) -> dict[str, dict]:  # noqa: ANN001 - RankedDoc, Collection
+    """Per condition with evidence: its first evidence page, the text window shown in the table and
+    the highlighted spans (character offsets into the window)."""
+    out = {}
+    for condition, pages in doc.evidence.items():
+        if pages:
+            window, spans = snippet(collection.page_text(doc.doc_id, pages[0]), condition)
+            out[condition] = {"page": int(pages[0]), "text": window, "spans": [[a, b] for a, b in spans]}
+    return out
+
+
 def _render_table(results, conditions, title, collection) -> None:  # noqa: ANN001 - rich types imported lazily
     from rich.console import Console
     from rich.table import Table
@@ -133,7 +144,13 @@ def search(
     results = coll.search(conditions, system=system, k=k, text=text)
     if fmt is SearchFormat.json:
         rows = [
-            {"rank": i, "doc_id": d.doc_id, "score": d.score, "evidence": {c: list(p) for c, p in d.evidence.items()}}
+            {
+                "rank": i,
+                "doc_id": d.doc_id,
+                "score": d.score,
+                "evidence": {c: list(p) for c, p in d.evidence.items()},
+                "snippets": _snippets(d, coll),
+            }
             for i, d in enumerate(results, start=1)
         ]
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
