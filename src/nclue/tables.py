@@ -1,6 +1,7 @@
 """The one table renderer: Markdown, LaTeX (booktabs), a terminal table, and JSON for results.
 
-A :class:`Table` is data (column headers, string cells, per-column alignment, caption);
+A :class:`Table` is data (column headers, string cells, per-column alignment, caption, its
+number and label key);
 rendering is a pure function of it, so the same table feeds the CLI, the paper-style
 report, the coverage tables and tests. :class:`Tabular` is the base of every typed result
 (scorecards, comparisons, the paper report, coverage results): it renders the result's
@@ -14,6 +15,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -42,6 +44,9 @@ METRIC_LABELS: dict[str, str] = {
 }
 """The display name of each statistic (the JSON key on the left), used by every table."""
 
+_NUMBER = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*")
+_KEY = re.compile(r"[a-z0-9][a-z0-9.-]*")
+
 _LATEX_ESCAPES = {
     "\\": r"\textbackslash{}",
     "&": r"\&",
@@ -58,13 +63,22 @@ _LATEX_ESCAPES = {
 
 @dataclass(frozen=True)
 class Table:
-    """Headers, rows of already formatted cells, alignment per column (``l``/``r``/``c``)."""
+    """Headers, rows of already formatted cells, alignment per column (``l``/``r``/``c``), caption,
+    notes, and the table's number and label key.
+
+    ``number`` (``"S1g"``) is the table's own number: Markdown and the terminal show the caption
+    as ``Table S1g. caption`` (:attr:`title`), and LaTeX sets it as the table's number
+    (``\\thetable``) so ``\\caption`` holds the caption alone. ``key`` names the LaTeX label
+    (:attr:`label`); a numbered table without one is labelled by its number.
+    """
 
     headers: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     align: str = ""
     caption: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    number: str = ""
+    key: str = ""
 
     def __post_init__(self) -> None:
         width = len(self.headers)
@@ -73,18 +87,37 @@ class Table:
                 raise ValueError(f"row {row!r} has {len(row)} cells, table has {width} columns")
         if self.align and len(self.align) != width:
             raise ValueError(f"align {self.align!r} does not match {width} columns")
+        if self.number and not _NUMBER.fullmatch(self.number):
+            raise ValueError(f"table number {self.number!r}: use letters, digits, '.' or '-' (e.g. 'S1g')")
+        if self.key and not _KEY.fullmatch(self.key):
+            raise ValueError(
+                f"table key {self.key!r}: use lower-case letters, digits, '-' or '.' (e.g. 's5b-difficulty')"
+            )
 
     @property
     def alignment(self) -> str:
         """Column alignment: explicit, else first column left and the rest right."""
         return self.align or ("l" + "r" * (len(self.headers) - 1))
 
+    @property
+    def title(self) -> str:
+        """The caption as readers see it: ``Table NUMBER. caption`` when numbered, else the caption (may be empty)."""
+        if not self.number:
+            return self.caption
+        return f"Table {self.number}. {self.caption}".rstrip()
+
+    @property
+    def label(self) -> str:
+        """The LaTeX label: ``tab:KEY``, else ``tab:`` and the number in lower case; empty when the table has neither."""
+        key = self.key or self.number.lower()
+        return f"tab:{key}" if key else ""
+
     def to_markdown(self) -> str:
-        """GitHub-flavoured Markdown with alignment markers and the caption in bold above."""
+        """GitHub-flavoured Markdown with alignment markers and the :attr:`title` in bold above."""
         marks = {"l": ":---", "r": "---:", "c": ":---:"}
         lines = []
-        if self.caption:
-            lines += [f"**{self.caption}**", ""]
+        if self.title:
+            lines += [f"**{self.title}**", ""]
         lines.append("| " + " | ".join(_md(h) for h in self.headers) + " |")
         lines.append("| " + " | ".join(marks[a] for a in self.alignment) + " |")
         lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in self.rows]
@@ -92,7 +125,12 @@ class Table:
         return "\n".join(lines) + "\n"
 
     def to_latex(self) -> str:
-        """A booktabs ``tabular`` (wrapped in ``table`` with ``\\caption`` when captioned)."""
+        """A booktabs ``tabular``; a captioned or numbered table is wrapped in a ``table`` float.
+
+        The float sets ``\\thetable`` to :attr:`number` (local to the float; LaTeX's own table
+        counter still advances), writes ``\\caption`` with the caption text only and ``\\label`` with
+        :attr:`label`.
+        """
         body = [
             rf"\begin{{tabular}}{{{self.alignment}}}",
             r"\toprule",
@@ -102,27 +140,20 @@ class Table:
             r"\bottomrule",
             r"\end{tabular}",
         ]
-        if not self.caption:
+        if not (self.caption or self.number):
             return "\n".join(body) + "\n"
-        return (
-            "\n".join(
-                [
-                    r"\begin{table}[t]",
-                    r"\centering",
-                    rf"\caption{{{latex_escape(self.caption)}}}",
-                    *body,
-                    r"\end{table}",
-                ]
-            )
-            + "\n"
-        )
+        head = [r"\begin{table}[t]", r"\centering"]
+        head += [rf"\renewcommand{{\thetable}}{{{latex_escape(self.number)}}}"] if self.number else []
+        head.append(rf"\caption{{{latex_escape(self.caption)}}}")
+        head += [rf"\label{{{self.label}}}"] if self.label else []
+        return "\n".join([*head, *body, r"\end{table}"]) + "\n"
 
     def to_rich(self):  # noqa: ANN201 - rich is imported lazily
         """A :class:`rich.table.Table` for terminal output."""
         from rich.table import Table as RichTable
 
         justify = {"l": "left", "r": "right", "c": "center"}
-        out = RichTable(title=self.caption or None)
+        out = RichTable(title=self.title or None)
         for header, a in zip(self.headers, self.alignment):
             out.add_column(header, justify=justify[a])
         for row in self.rows:
@@ -143,7 +174,7 @@ def render(table: Table, fmt: Format | str) -> str:
 
     buffer = io.StringIO()
     widths = [max(len(c) for c in col) for col in zip(table.headers, *table.rows)]
-    width = max(80, sum(widths) + 3 * len(widths) + 1, len(table.caption))
+    width = max(80, sum(widths) + 3 * len(widths) + 1, len(table.title))
     Console(file=buffer, width=width, color_system=None).print(table.to_rich())
     return buffer.getvalue()
 

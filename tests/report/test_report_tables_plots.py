@@ -7,6 +7,7 @@ import pytest
 from nclue.report.plots import delta_plane_plot, scorecard_plot
 from nclue.scoring.results import Contrast, RunSummary
 from nclue.tables import Table, fmt_ci, fmt_p, fmt_pp, latex_escape, render
+from tests.report.contrasts import make_contrast
 
 
 def _table() -> Table:
@@ -53,20 +54,7 @@ def test_plots_write_png_and_pdf_deterministically(tmp_path):
     assert first[0][:8] == b"\x89PNG\r\n\x1a\n" and first[1][:4] == b"%PDF"
 
     def contrast(name: str, d_hit: float, d_score: float, ci: dict) -> Contrast:
-        return Contrast(
-            name,
-            "base",
-            {"gold_hit": d_hit, "n_clue_score": d_score},
-            ci,
-            0.5,
-            0.5,
-            0.5,
-            10,
-            0.0,
-            (0.0, 0.0, 0.0),
-            (0.0, 0.0, 0.0),
-            {"1": 0.0, "2": 0.0, "3": 0.0},
-        )
+        return make_contrast(d_hit, d_score, ci.get("n_clue_score"), variant=name)
 
     contrasts = {
         "jina.distinct": contrast("jina.distinct", 9.5, 6.8, {"n_clue_score": (3.7, 9.9)}),

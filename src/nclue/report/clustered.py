@@ -93,9 +93,10 @@ def s1g_table(contrasts: Sequence[Contrast], rows: Mapping[str, ClusteredRow], n
         ),
         tuple(body),
         "lrrccc",
-        "Table S1g. Shared-document sensitivity of ΔScore (pp): every gold document weighted once (macro), the "
+        "Shared-document sensitivity of ΔScore (pp): every gold document weighted once (macro), the "
         "crossed query × document bootstrap over all judged memberships, the leave-one-judged-document range and "
         "the one-query-per-document bootstrap. None asserts independent query sampling.",
+        number="S1g",
     )
 
 
@@ -183,7 +184,8 @@ def s1i_table(columns: Sequence[ComponentColumn]) -> Table:
         ("Shared-document sensitivity", *(c.benchmark for c in columns)),
         tuple((label, *(cell(c) for c in columns)) for label, cell in lines),
         "l" + "r" * len(columns),
-        f"Table S1i. Shared-document dependence of {first.variant} − {first.base} (n-Clue Score, pp). Components "
+        f"Shared-document dependence of {first.variant} − {first.base} (n-Clue Score, pp). Components "
         "link queries that share a gold (or any judged) document; the component bootstrap resamples whole "
         "components (no interval from a single component). Stress models, not uniquely correct sampling distributions.",
+        number="S1i",
     )

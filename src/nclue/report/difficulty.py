@@ -180,9 +180,11 @@ class DifficultyStudy(Tabular):
             ("System", *(f"β {LABELS[c]} (p)" for c in COVARIATES), "AUC", "AUC w/o length"),
             tuple(rows),
             "l" + "r" * (len(COVARIATES) + 2),
-            f"Table S5b (difficulty). Logistic regression of per-query n-Clue success on condition rarity "
+            f"Difficulty: logistic regression of per-query n-Clue success on condition rarity "
             f"(−mean ln df), n = 3, ln gold length (L_min pages) and ln |D+| over {self.queries} queries; continuous "
             "covariates standardised (β per SD); in-sample AUC with and without the length covariate. Queries without a gold (no length) are left out.",
+            number="S5b",
+            key="s5b-difficulty",
         )
 
     def matched_table(self) -> Table:
@@ -201,9 +203,11 @@ class DifficultyStudy(Tabular):
             ("System", "n = 2 (matched)", "n = 3", "Δ (n=3 − n=2)", "Exact-family 95% CI"),
             rows,
             "lrrrc",
-            f"Table S5b (density-matched). n-Clue Score (pp) of n = 2 and n = 3 queries within quintile bins of |D+|, "
+            f"Density-matched n = 2 vs n = 3: n-Clue Score (pp) of n = 2 and n = 3 queries within quintile bins of |D+|, "
             f"weighted by the bins' n = 3 counts ({q.get('n2', 0)} n = 2 and {q.get('n3', 0)} n = 3 queries in shared "
             f"bins); {self.bootstrap} exact-family bootstrap replicates.",
+            number="S5b",
+            key="s5b-density-matched",
         )
 
     def to_json(self) -> dict:

@@ -199,9 +199,10 @@ class MaskingStudy(Tabular):
             tuple(headers),
             rows,
             "l" + "r" * len(positions),
-            f"Table S5a. Gold-NDCG@10 change (pp) after dropping one condition, masked − full on {self.form}, with "
+            f"Gold-NDCG@10 change (pp) after dropping one condition, masked − full on {self.form}, with "
             f"exact-family bootstrap 95% intervals ({self.bootstrap} replicates); * marks an interval excluding zero. "
             "c1/c2 use every query, c3 the three-condition queries.",
+            number="S5a",
         )
 
     def to_json(self) -> dict:

@@ -110,30 +110,40 @@ class PaperReport(Tabular):
             (
                 "table_s1_scorecard",
                 "Scorecard (Table S1)",
-                scorecard_table(
-                    self.card,
-                    self.fair,
-                    self.categories,
-                    caption=f"Table S1. Fair systems of form {self.default_form} ranked by n-Clue Score@{self.k} over "
-                    f"{self.queries} queries ({self.families} families; exact-family bootstrap, "
-                    f"{self.bootstrap} replicates); percentage points. M/P/G = Miss / Subset-first / Gold-first.",
+                replace(
+                    scorecard_table(
+                        self.card,
+                        self.fair,
+                        self.categories,
+                        caption=f"Fair systems of form {self.default_form} ranked by n-Clue Score@{self.k} over "
+                        f"{self.queries} queries ({self.families} families; exact-family bootstrap, "
+                        f"{self.bootstrap} replicates); percentage points. M/P/G = Miss / Subset-first / Gold-first.",
+                    ),
+                    number="S1",
                 ),
             ),
             (
                 "table_s1d_controls",
                 "Controls (Table S1d)",
-                scorecard_table(
-                    self.card,
-                    self.controls,
-                    ranked=False,
-                    caption="Table S1d. Controls read the construction inventory (oracle.*) or ignore the query "
-                    "(baseline.*); never ranked with fair systems.",
+                replace(
+                    scorecard_table(
+                        self.card,
+                        self.controls,
+                        ranked=False,
+                        caption="Controls read the construction inventory (oracle.*) or ignore the query "
+                        "(baseline.*); never ranked with fair systems.",
+                    ),
+                    number="S1d",
                 ),
             ),
             ("table_s2a_paraphrase", "Paraphrase probe (Table S2a)", probe_table(self.paraphrase, self.default_form)),
             ("table_s2b_query_forms", "Query forms (Table S2b)", query_form_table(self.query_forms)),
-            ("table_s1e_contrasts", "Displayed contrasts (Table S1e)", contrast_table(contrasts, self.draws)),
-            ("table_s1f_common_support", "Common support (Table S1f)", support_table(contrasts)),
+            (
+                "table_s1e_contrasts",
+                "Displayed contrasts (Table S1e)",
+                replace(contrast_table(contrasts, self.draws), number="S1e"),
+            ),
+            ("table_s1f_common_support", "Common support (Table S1f)", replace(support_table(contrasts), number="S1f")),
         ]
         if self.clustered is not None and contrasts:
             candidates.append(
@@ -144,14 +154,30 @@ class PaperReport(Tabular):
                 )
             )
         candidates += [
-            ("table_s1h_promotion", "Adversarial promotion bound (Table S1h)", promotion_table(contrasts)),
-            ("table_shared_documents", "Shared-document stress checks", sensitivity_table(contrasts)),
+            (
+                "table_s1h_promotion",
+                "Adversarial promotion bound (Table S1h)",
+                replace(promotion_table(contrasts), number="S1h"),
+            ),
+            (
+                "table_shared_documents",
+                "Shared-document stress checks",
+                replace(sensitivity_table(contrasts), key="shared-documents"),
+            ),
         ]
         if self.components:
             candidates.append(("table_s1i_components", "Connected components (Table S1i)", s1i_table(self.components)))
         candidates += [
-            ("table_s1j_strata", "Task-factor strata (Table S1j)", strata_table(self.card, self.fair)),
-            ("table_page_support", "Page evidence (Gold+Support)", page_support_table(self.card, self.fair)),
+            (
+                "table_s1j_strata",
+                "Task-factor strata (Table S1j)",
+                replace(strata_table(self.card, self.fair), number="S1j"),
+            ),
+            (
+                "table_page_support",
+                "Page evidence (Gold+Support)",
+                replace(page_support_table(self.card, self.fair), key="page-support"),
+            ),
         ]
         for study in (self.shift, self.masking, self.difficulty, self.label):
             if study is not None:
@@ -240,7 +266,8 @@ def query_form_table(query_forms: Mapping[str, Mapping[str, float]]) -> Table:
         ("System", *forms),
         rows,
         "l" + "r" * len(forms),
-        "Table S2b. n-Clue Score by query rendering; the qrels are identical across forms.",
+        "n-Clue Score by query rendering; the qrels are identical across forms.",
+        number="S2b",
     )
 
 

@@ -94,6 +94,7 @@ def probe_table(rows: Sequence[ProbeRow], default_form: str) -> Table:
         ("System", "Raw Score", f"{default_form} Score", "Paraphrase Score", "Δ", "Exact-family 95% CI", "p (family)"),
         body,
         "lrrrrcr",
-        "Table S2a. n-Clue Score@10 on the frozen LLM paraphrases against the verbatim renderings (pp); Δ is "
+        "n-Clue Score@10 on the frozen LLM paraphrases against the verbatim renderings (pp); Δ is "
         "paraphrase − raw (the default form where no raw run exists). A probe: paraphrases may keep condition words.",
+        number="S2a",
     )

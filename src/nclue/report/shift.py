@@ -114,7 +114,8 @@ class ShiftStudy(Tabular):
             ("System", *forms),
             rows,
             "l" + "r" * len(forms),
-            f"Table S3. n-Clue Score@10 of every SourceShift system on every query form ({self.queries} queries).",
+            f"n-Clue Score@10 of every SourceShift system on every query form ({self.queries} queries).",
+            number="S3",
         )
 
     def s4_table(self) -> Table:
@@ -131,8 +132,9 @@ class ShiftStudy(Tabular):
             tuple(headers),
             tuple(rows),
             "l" + "rr" * len(forms),
-            f"Table S4. Query-paired n-Clue Score differences (pp) with two-sided {self.draws:,}-draw sign-flip "
+            f"Query-paired n-Clue Score differences (pp) with two-sided {self.draws:,}-draw sign-flip "
             f"permutation tests (n = {self.queries}); exploratory, no multiplicity correction.",
+            number="S4",
         )
 
     def source_table(self) -> Table:
