@@ -23,7 +23,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nclue.errors import NclueError
+from nclue.errors import NclueError, require_seed
 from nclue.release import Release
 from nclue.types import DEFAULT_FORM, DEFAULT_SEED, Qrels, RankedDoc, Run
 
@@ -270,6 +270,7 @@ def evaluate(
         raise NclueError(f"ci={ci!r} is not one of {', '.join(CI_KINDS)}")
     if k < 1:
         raise NclueError(f"k={k}: the cutoff must be at least 1")
+    require_seed(seed)
     benchmark = _benchmark(bench, qrels)
     scores, card = score(benchmark, _run_matrices(benchmark, runs), k, ci, bootstrap, seed, strata, measures)  # type: ignore[arg-type]
     if strict and card.problems:
@@ -308,6 +309,7 @@ def compare(
 
     if not variants:
         raise NclueError("give at least one variant run to compare with the base")
+    require_seed(seed)
     benchmark = _benchmark(bench, qrels)
     loaded = _run_matrices(benchmark, [base, *variants])
     coverage = {r.name: coverage_of(r, benchmark) for r in loaded}

@@ -23,3 +23,11 @@ class NclueError(Exception):
 def where(path: object, line: int | None = None) -> str:
     """Format a location for error messages: ``path`` or ``path:line``."""
     return f"{path}:{line}" if line is not None else f"{path}"
+
+
+def require_seed(value: object, what: str = "seed") -> int:
+    """``value`` as a seed: a non-negative integer (what NumPy's generators accept), else an
+    :class:`NclueError` naming ``what`` and the value."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise NclueError(f"{what} must be a non-negative integer, got {value!r}")
+    return value

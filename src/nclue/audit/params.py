@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nclue.errors import require_seed
 from nclue.types import DEFAULT_SEED
 
 STRATA_FIELDS: tuple[str, ...] = ("source", "label", "n", "grade")
@@ -44,6 +45,9 @@ class SampleParams:
     strata: tuple[str, ...] = ("source", "label", "n")
     allocation: str = "equal"
 
+    def __post_init__(self) -> None:
+        require_seed(self.seed, f"{type(self).__name__}.seed")
+
 
 @dataclass(frozen=True)
 class PoolParams:
@@ -70,3 +74,6 @@ class ChallengeParams:
     controls: int = 25
     metric: str = "n_clue_score"
     seed: int = DEFAULT_SEED
+
+    def __post_init__(self) -> None:
+        require_seed(self.seed, f"{type(self).__name__}.seed")

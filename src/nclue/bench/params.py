@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nclue.errors import require_seed
 from nclue.types import DEFAULT_SEED
 
 JUDGES: tuple[str, ...] = ("offline", "embedding", "llm", "reader")
@@ -51,6 +52,9 @@ class ComposeParams:
     attempts_per_query: int = 200
     max_contested: int | None = 0
     single_page: str = "drop"
+
+    def __post_init__(self) -> None:
+        require_seed(self.seed, f"{type(self).__name__}.seed")
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ def sample(
     bench: Path = typer.Argument(..., help="Benchmark release directory."),
     out: Path = typer.Option(..., "-o", "--out", help="Audit directory to write."),
     pairs: int = typer.Option(_SAMPLE.pairs, "--pairs", min=1, help="Query–document pairs to sample."),
-    seed: int = typer.Option(_SAMPLE.seed, "--seed", help="Seed of the draw and of the packet order."),
+    seed: int = typer.Option(_SAMPLE.seed, "--seed", min=0, help="Seed of the draw and of the packet order."),
     strata: str = typer.Option(",".join(_SAMPLE.strata), "--strata", help="Comma-separated: source, label, n, grade."),
     allocation: Allocation = typer.Option(Allocation(_SAMPLE.allocation), "--allocation", help="equal | proportional."),
     qrels: Path | None = typer.Option(None, "--qrels", help="Audit this qrels file instead of BENCH's own."),
@@ -225,7 +225,7 @@ def challenge(
     k: int = typer.Option(_CHALLENGE.k, "--k", "-k", min=1, max=1000, help="Rank cutoff."),
     controls: int = typer.Option(_CHALLENGE.controls, "--controls", min=0, help="Neutral controls to interleave."),
     metric: Metric = typer.Option(Metric(_CHALLENGE.metric), "--metric", help="Per-query metric of the contrast."),
-    seed: int = typer.Option(_CHALLENGE.seed, "--seed", help="Seed of the control draw and packet order."),
+    seed: int = typer.Option(_CHALLENGE.seed, "--seed", min=0, help="Seed of the control draw and packet order."),
     qrels: Path | None = typer.Option(
         None, "--qrels", help="Challenge this qrels version (e.g. AUDIT/qrels.v2.jsonl)."
     ),
@@ -249,7 +249,7 @@ def impact(
     k: int = typer.Option(10, "--k", "-k", min=1, max=1000, help="Rank cutoff."),
     contrast: list[str] = typer.Option([], "--contrast", help='A headline contrast "VARIANT vs BASE" (repeatable).'),
     draws: int = typer.Option(10000, "--draws", min=1, max=1_000_000, help="Randomization draws."),
-    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the randomization test."),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", min=0, help="Seed of the randomization test."),
     fmt: Format = FORMAT,
     report: Path | None = REPORT,
 ) -> None:

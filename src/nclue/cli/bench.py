@@ -39,7 +39,7 @@ def build(
     collection: Path = typer.Argument(..., help="Collection directory written by `nclue ingest`."),
     out: Path = typer.Option(..., "-o", "--out", help="Release directory to write."),
     queries: int = typer.Option(_COMPOSE.n_queries, "--queries", min=1, help="Number of queries to select (at most)."),
-    seed: int = typer.Option(_COMPOSE.seed, "--seed", help="Seed for candidate generation and selection."),
+    seed: int = typer.Option(_COMPOSE.seed, "--seed", min=0, help="Seed for candidate generation and selection."),
     judge: Judge = typer.Option(
         Judge(_BUILD.judge),
         "--judge",

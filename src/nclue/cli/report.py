@@ -32,7 +32,7 @@ def report(
     ),
     bootstrap: int = typer.Option(1000, "--bootstrap", min=1, max=100_000, help="Exact-family bootstrap replicates."),
     draws: int = typer.Option(10000, "--draws", min=1, max=1_000_000, help="Randomization draws for the paired tests."),
-    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of every random step."),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", min=0, help="Seed of every random step."),
     qrels: Path | None = typer.Option(
         None,
         "--qrels",

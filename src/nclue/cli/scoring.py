@@ -49,7 +49,7 @@ def evaluate(
     fmt: Format = typer.Option(Format.table, "--format", help="Output format."),
     ci: CiKind = typer.Option(CiKind.family, "--ci", help="Bootstrap unit."),
     bootstrap: int = typer.Option(1000, "--bootstrap", min=1, max=100_000, help="Bootstrap replicates."),
-    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of every random step."),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", min=0, help="Seed of every random step."),
     per_query: Path | None = typer.Option(None, "--per-query", help="Write per-query outcomes (JSONL) here."),
     qrels: Path | None = typer.Option(
         None, "--qrels", help="Qrels file to use instead of BENCH's (JSONL, BEIR .tsv, TREC)."
@@ -118,7 +118,7 @@ def compare(
         1000, "--bootstrap", min=1, max=100_000, help="Bootstrap replicates (family and crossed)."
     ),
     draws: int = typer.Option(10000, "--draws", min=1, max=1_000_000, help="Randomization draws."),
-    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of every random step."),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", min=0, help="Seed of every random step."),
     qrels: Path | None = typer.Option(None, "--qrels", help="Qrels file to use instead of BENCH's."),
     sensitivity: bool = typer.Option(
         True, "--sensitivity/--no-sensitivity", help="Shared-document sensitivity analyses."

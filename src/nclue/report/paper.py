@@ -39,7 +39,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from nclue.errors import NclueError
+from nclue.errors import NclueError, require_seed
 from nclue.io import atomic_write_text, json_safe, sha256_file, write_json
 from nclue.matrix.runner import MANIFEST
 from nclue.report.clustered import ClusteredRow, ComponentColumn, s1g_table, s1i_table
@@ -372,6 +372,7 @@ def compute_report(
     from nclue.scoring.summary import HEADLINE, metric_matrix
     from nclue.stats import spearman_matrix
 
+    require_seed(seed)
     bench_path, runs_path = Path(bench_dir), Path(run_dir)
     manifest = read_run_manifest(runs_path)
     k = int(manifest["spec"].get("k", 10))

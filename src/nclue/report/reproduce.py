@@ -171,6 +171,14 @@ def verify(
         shift, masking = options.get("shift"), options.get("masking")
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise NclueError(f"{frozen_path}: damaged ({exc}); rerun `nclue report` to freeze the numbers again") from None
+    for key, low, high in (("seed", 0, None), ("bootstrap", 1, 100_000), ("draws", 1, 1_000_000)):
+        value = frozen.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+            bound = f"{low}..{high:,}" if high is not None else f">= {low}"
+            raise NclueError(
+                f"{frozen_path}: {key!r} is {value!r}, not an integer {bound}; the freeze was edited — rerun "
+                "`nclue report` to freeze the numbers again"
+            )
     result = Verification()
     qrels_dir = Path(qrels).parent if qrels is not None else None
     masking_dir = Path(masking) if isinstance(masking, str) else None
