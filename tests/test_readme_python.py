@@ -56,6 +56,8 @@ def test_readme_python_section_runs(workdir: Path, monkeypatch: pytest.MonkeyPat
     mixed = namespace["mixed"]
     assert mixed["run2"].n_clue_score == card["bm25.and"].n_clue_score
     assert mixed.to_pandas().loc["run2", "nDCG@10"] == mixed.measures["run2"]["nDCG@10"]
+    # the release's grades handed over as a dict score the run like the release itself
+    assert namespace["same"]["bm25.and"].n_clue_score == card["bm25.and"].n_clue_score
 
 
 @pytest.fixture(scope="module")
