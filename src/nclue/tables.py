@@ -149,15 +149,18 @@ class Table:
         return "\n".join([*head, *body, r"\end{table}"]) + "\n"
 
     def to_rich(self):  # noqa: ANN201 - rich is imported lazily
-        """A :class:`rich.table.Table` for terminal output."""
+        """A :class:`rich.table.Table` for terminal output; every cell, header and the title are
+        plain :class:`rich.text.Text`, so ``[bold]`` or ``[/]`` in a run name, a requirement or a
+        label from a PDF is shown as written, never read as Rich markup."""
         from rich.table import Table as RichTable
+        from rich.text import Text
 
         justify = {"l": "left", "r": "right", "c": "center"}
-        out = RichTable(title=self.title or None)
+        out = RichTable(title=Text(self.title) if self.title else None)
         for header, a in zip(self.headers, self.alignment):
-            out.add_column(header, justify=justify[a])
+            out.add_column(Text(header), justify=justify[a])
         for row in self.rows:
-            out.add_row(*row)
+            out.add_row(*(Text(cell) for cell in row))
         return out
 
 
