@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from nclue.errors import NclueError
 from nclue.io import atomic_write_text
@@ -165,7 +166,7 @@ def run_demo(
 
     options = IndexOptions(dense_backend=backend, dense_max_chunks=1, workers=workers)
     for name in remove_other_dense_indexes(collection, options):  # the matrix reads one dense index
-        console.print(f"removed the dense index {name}: built with other settings than the demo's")
+        console.print(f"removed the dense index {name}: built with other settings than the demo's", markup=False)
     with timings.stage(
         "indexes",
         title(f"page indexes: lexical, dense + tokens (MiniLM, {backend}, first 254 tokens), structure"),
@@ -217,12 +218,12 @@ def run_demo(
             stage.detail = _reader_benchmarks(out, collection, readers, spec, workers, backend)
 
     if data is None:
-        console.print(f"report unchanged (same benchmark, runs and nclue code): {report}")
+        console.print(f"report unchanged (same benchmark, runs and nclue code): {report}", markup=False)
     else:
         _print_top(data)
     console.print(coverage.to_rich())
     for line in _skipped(out, data, shift):
-        console.print(f"[yellow]not run:[/] {line}", highlight=False)
+        console.print(f"[yellow]not run:[/] {escape(line)}", highlight=False)
     _print_timings(timings)
     path = timings.write(report / TIMINGS_FILE)
     console.print(
@@ -236,7 +237,7 @@ def _build_release(collection: Path, bench: Path, options, build, verify_release
     if _release_ok(bench, verify_release) and _release_current(bench, collection, options):
         return "kept"
     summary = build(collection, bench, options)
-    console.print(f"{summary.manifest['counts'].get('queries')} queries written to {bench}")
+    console.print(f"{summary.manifest['counts'].get('queries')} queries written to {bench}", markup=False)
     return "built"
 
 
@@ -244,7 +245,7 @@ def _run_matrix(run_matrix, spec, bench: Path, collection: Path, runs: Path, wor
     result = run_matrix(spec, bench, collection, runs, progress=True, workers=workers)
     console.print(f"{len(result.ran)} run(s) produced, {len(result.skipped)} unchanged and skipped")
     for name, problem in result.failed.items():
-        console.print(f"[yellow]{name}[/]: {problem}")
+        console.print(f"[yellow]{escape(name)}[/]: {escape(problem)}")
     return {"ran": len(result.ran), "skipped": len(result.skipped), "run_seconds": _run_seconds(runs)}
 
 
@@ -358,7 +359,7 @@ def _semantic(out: Path, collection: Path, spec, workers: int, options) -> None:
     _build_release(collection, bench, replace(options, conditions="sections"), build, verify_release)
     _run_matrix(run_matrix, spec, bench, collection, runs, workers)
     _report(bench, runs, report, collection, None)
-    console.print(f"semantic benchmark report: {report / 'index.md'}")
+    console.print(f"semantic benchmark report: {report / 'index.md'}", markup=False)
 
 
 READER_DATA = {"reader": "debian-docs", "shift-reader": "debian-docs-shift"}
@@ -399,7 +400,9 @@ def _reader_benchmarks(out: Path, collection: Path, readers: Path, spec, workers
         data = readers / corpus / "reader"
         coll = collection if corpus == "debian-docs" else out / "shift-collection"
         if not (data / "replies.jsonl").is_file() or not (coll / "pages.parquet").is_file():
-            console.print(f"[yellow]{name}:[/] needs {data / 'replies.jsonl'} and {coll}; skipped")
+            console.print(
+                f"[yellow]{escape(name)}:[/] needs {escape(str(data / 'replies.jsonl'))} and {escape(str(coll))}; skipped"
+            )
             continue
         if coll != collection:  # the whole matrix reads the structure and token indexes too
             build_all(coll, IndexOptions(dense_backend=backend, dense_max_chunks=1, workers=workers))
@@ -415,7 +418,7 @@ def _reader_benchmarks(out: Path, collection: Path, readers: Path, spec, workers
             continue
         _run_matrix(run_matrix, spec, bench, coll, runs, workers)
         _report(bench, runs, report, coll, None)
-        console.print(f"{name} benchmark report: {report / 'index.md'}")
+        console.print(f"{name} benchmark report: {report / 'index.md'}", markup=False)
         from nclue.select.params import JUDGED_POOL
 
         coverage, _ = _coverage(bench, coll, out / f"coverage-{name}", pool=JUDGED_POOL)

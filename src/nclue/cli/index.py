@@ -172,7 +172,7 @@ def _build(  # noqa: ANN001 - store: PageStore, params: BM25Params, console: ric
     if lexical or not (dense or tokens):
         with console.status(f"BM25 index of {store.n_pages} pages"):
             path = build_lexical_index(collection, params, store=store)
-        console.print(f"wrote {path}", highlight=False)
+        console.print(f"wrote {path}", markup=False, highlight=False)
     for model_path in dense or ([None] if tokens else []):
         try:
             from nclue.index.dense import adopt_dense_index, build_dense_index
@@ -190,7 +190,7 @@ def _build(  # noqa: ANN001 - store: PageStore, params: BM25Params, console: ric
             **dense_options,
         )
         adopt_dense_index(collection, path, keep_others=keep)
-        console.print(f"wrote {path}" + (" (+ token index)" if tokens else ""), highlight=False)
+        console.print(f"wrote {path}" + (" (+ token index)" if tokens else ""), markup=False, highlight=False)
 
 
 def _build_all(collection: Path, params, models: list[str], dense: dict, bits: int, flags: tuple, console) -> None:  # noqa: ANN001 - BM25Params, rich Console
@@ -217,7 +217,9 @@ def _build_all(collection: Path, params, models: list[str], dense: dict, bits: i
         collection,
         options,
         progress=True,
-        on_step=lambda step: console.print(f"{step.name}: {step.action} ({step.seconds:.1f} s)", highlight=False),
+        on_step=lambda step: console.print(
+            f"{step.name}: {step.action} ({step.seconds:.1f} s)", markup=False, highlight=False
+        ),
     )
 
 

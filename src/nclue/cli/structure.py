@@ -75,7 +75,7 @@ def structure(
             ) from None
         with console.status("embedding heading titles"):
             path = build_heading_vectors(collection)
-        console.print(f"wrote {path}", highlight=False)
+        console.print(f"wrote {path}", markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:
