@@ -44,6 +44,8 @@ METRIC_LABELS: dict[str, str] = {
 }
 """The display name of each statistic (the JSON key on the left), used by every table."""
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""C0 controls but tab and newline, DEL and the C1 controls: what can drive a terminal (ESC, CSI, OSC)."""
 _NUMBER = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]*")
 _KEY = re.compile(r"[a-z0-9][a-z0-9.-]*")
 
@@ -151,17 +153,25 @@ class Table:
     def to_rich(self):  # noqa: ANN201 - rich is imported lazily
         """A :class:`rich.table.Table` for terminal output; every cell, header and the title are
         plain :class:`rich.text.Text`, so ``[bold]`` or ``[/]`` in a run name, a requirement or a
-        label from a PDF is shown as written, never read as Rich markup."""
+        label from a PDF is shown as written, never read as Rich markup, and control characters are
+        replaced (:func:`terminal_text`)."""
         from rich.table import Table as RichTable
         from rich.text import Text
 
         justify = {"l": "left", "r": "right", "c": "center"}
-        out = RichTable(title=Text(self.title) if self.title else None)
+        out = RichTable(title=Text(terminal_text(self.title)) if self.title else None)
         for header, a in zip(self.headers, self.alignment):
-            out.add_column(Text(header), justify=justify[a])
+            out.add_column(Text(terminal_text(header)), justify=justify[a])
         for row in self.rows:
-            out.add_row(*(Text(cell) for cell in row))
+            out.add_row(*(Text(terminal_text(cell)) for cell in row))
         return out
+
+
+def terminal_text(text: str) -> str:
+    """``text`` safe to print on a terminal: every control character that can start an escape
+    sequence (ESC, CSI, OSC, BEL, …; tab and newline kept) becomes U+FFFD, so text from a PDF or a
+    folder name cannot retitle the window, forge output, write the clipboard or hide a hyperlink."""
+    return _CONTROL.sub("\ufffd", text)
 
 
 def render(table: Table, fmt: Format | str) -> str:

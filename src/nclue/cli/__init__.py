@@ -38,8 +38,12 @@ def print_error(message: str, label: str = "error") -> None:
     from rich.console import Console
     from rich.markup import escape
 
+    from nclue.tables import terminal_text
+
     style = "bold yellow" if label == "pending" else "bold red"
-    Console(stderr=True).print(f"[{style}]{label}:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    Console(stderr=True).print(
+        f"[{style}]{label}:[/] {escape(terminal_text(message))}", highlight=False, soft_wrap=True
+    )
 
 
 class NclueGroup(TyperGroup):

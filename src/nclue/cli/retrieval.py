@@ -43,7 +43,9 @@ def _warn_split(conditions: tuple[str, ...]) -> None:
     """Say which conditions a sentence was split into (stderr), and how to set them instead."""
     from rich.console import Console
 
-    shown = "; ".join(f'"{c}"' for c in conditions)
+    from nclue.tables import terminal_text
+
+    shown = terminal_text("; ".join(f'"{c}"' for c in conditions))
     Console(stderr=True).print(
         f"conditions split from the sentence: {shown} (set them yourself with --require A --require B)",
         markup=False,
@@ -68,12 +70,14 @@ def _render_table(results, conditions, title, collection) -> None:  # noqa: ANN0
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=Text(title), show_lines=True)
+    from nclue.tables import terminal_text
+
+    table = Table(title=Text(terminal_text(title)), show_lines=True)
     table.add_column("rank", justify="right")
     table.add_column("document", overflow="fold")
     table.add_column("score", justify="right")
     for condition in conditions:
-        table.add_column(Text(condition))
+        table.add_column(Text(terminal_text(condition)))
     for rank, doc in enumerate(results, start=1):
         cells = []
         for condition in conditions:
@@ -83,12 +87,12 @@ def _render_table(results, conditions, title, collection) -> None:  # noqa: ANN0
                 continue
             cell = Text(f"p. {', '.join(map(str, pages))}\n", style="bold")
             window, spans = snippet(collection.page_text(doc.doc_id, pages[0]), condition)
-            body = Text(window)
+            body = Text(terminal_text(window))
             for a, b in spans:
                 body.stylize("bold yellow", a, b)
             cell.append_text(body)
             cells.append(cell)
-        table.add_row(str(rank), Text(doc.doc_id), f"{doc.score:.4g}", *cells)
+        table.add_row(str(rank), Text(terminal_text(doc.doc_id)), f"{doc.score:.4g}", *cells)
     Console().print(table)
 
 

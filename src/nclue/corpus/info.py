@@ -122,8 +122,11 @@ def render_info(info: dict[str, Any]) -> Any:
     """A Rich renderable (summary table + gate table) for :func:`collection_info`'s dict."""
     from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
 
-    summary = Table(title=f"collection {info['collection']}", show_header=False)
+    from nclue.tables import terminal_text
+
+    summary = Table(title=Text(terminal_text(f"collection {info['collection']}")), show_header=False)
     summary.add_column("what")
     summary.add_column("value", justify="right")
     summary.add_row("files", f"{info['files']:,}")
@@ -134,7 +137,7 @@ def render_info(info: dict[str, Any]) -> Any:
         summary.add_row(f"pages by {method}", f"{count:,}")
     summary.add_row("duplicates (ingested once)", f"{info['duplicates']:,}")
     for reason, count in info["failures"].items():
-        summary.add_row(f"failed: {reason}", f"{count:,}")
+        summary.add_row(Text(terminal_text(f"failed: {reason}")), f"{count:,}")
     gate = info["gate"]
     table = Table(
         title=f"extraction gate: ≥ {gate['threshold']:.0%} of pages with ≥ {gate['min_chars']} non-space chars"
@@ -143,7 +146,7 @@ def render_info(info: dict[str, Any]) -> Any:
         table.add_column(name, justify="left" if name == "source" else "right")
     for row in gate["sources"]:
         table.add_row(
-            row["source"],
+            Text(terminal_text(row["source"])),
             f"{row['documents']:,}",
             f"{row['failed_files']:,}",
             f"{row['pages']:,}",
