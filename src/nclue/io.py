@@ -14,6 +14,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -34,10 +35,21 @@ _UMASK = _read_umask()
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temp file + fsync + rename + dir fsync)."""
+    """Write ``data`` to ``path`` atomically (temp file + fsync + rename + dir fsync).
+
+    The one write path of nclue. A target that exists and is not a regular file (a folder, a
+    FIFO, a device such as ``/dev/null``, a socket) is refused rather than replaced, and every
+    ``OSError`` (full disk, read-only or forbidden folder, ``ulimit -f``, a name over 255 bytes)
+    becomes one :class:`NclueError` naming the path, the reason and the fix; the old file, if
+    any, is left as it was.
+    """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    refuse_special_target(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:200]}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise write_error(target, exc) from None
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as handle:
@@ -45,11 +57,48 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
+        fsync_dir(target.parent)
+    except OSError as exc:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise write_error(target, exc) from None
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    fsync_dir(target.parent)
+
+
+def refuse_special_target(target: Path) -> None:
+    """Raise :class:`NclueError` when ``target`` exists and is not a regular file (it would be replaced)."""
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        return
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"))
+    kinds += ((stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+    for test, kind in kinds:
+        if test(mode):
+            raise NclueError(
+                f"{target}: is {kind}, not a regular file; nclue writes files by replacing them, so give a file path"
+            )
+
+
+_WRITE_REASONS = {
+    errno.ENOSPC: ("the disk is full", "free some space and run it again"),
+    errno.EDQUOT: ("the disk quota is used up", "free some space and run it again"),
+    errno.EROFS: ("the file system is read-only", "write to another folder"),
+    errno.EACCES: ("permission denied", "write to a folder you may write to"),
+    errno.EPERM: ("permission denied", "write to a folder you may write to"),
+    errno.EFBIG: ("the file size limit was reached (ulimit -f)", "raise the limit or write less"),
+    errno.ENAMETOOLONG: ("the file name is too long (255 bytes at most)", "choose a shorter name"),
+    errno.ENOTDIR: ("a folder on the path is a file", "choose another path"),
+}
+
+
+def write_error(target: Path, exc: OSError) -> NclueError:
+    """One line for an ``OSError`` while writing ``target``: the path, the reason, that nothing was replaced, the fix."""
+    reason, fix = _WRITE_REASONS.get(exc.errno or -1, ((exc.strerror or str(exc)).lower(), "check the path"))
+    return NclueError(f"{target}: cannot write it ({reason}); nothing was replaced — {fix}")
 
 
 def fsync_dir(directory: str | os.PathLike[str]) -> None:
