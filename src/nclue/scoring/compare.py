@@ -56,14 +56,23 @@ def read_blocks(path: str | Path, default_base: str) -> list[Block]:
         obj = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise NclueError(f'{p}: cannot read blocks file ({exc}); expected JSON {{"blocks": [...]}}') from None
+    except RecursionError:
+        raise NclueError(f'{p}: nested too deeply to be a blocks file; expected JSON {{"blocks": [...]}}') from None
     items = obj.get("blocks") if isinstance(obj, dict) else None
     if not isinstance(items, list):
         raise NclueError(f'{p}: expected {{"blocks": [{{"name": ..., "endpoints": [run, ...]}}]}}')
     blocks = []
+    named: dict[str, int] = {}
     for i, item in enumerate(items):
         ok = isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("endpoints"), list)
         if not ok or not item["endpoints"] or not all(isinstance(e, str) for e in item["endpoints"]):
             raise NclueError(f"{p}: block #{i + 1} needs a 'name' and a non-empty 'endpoints' list of run names")
+        if item["name"] in named:
+            raise NclueError(
+                f"{p}: block #{i + 1} repeats the name {item['name']!r} of block #{named[item['name']]}; a repeated "
+                "block would be counted twice in Holm's correction — give each block its own name"
+            )
+        named[item["name"]] = i + 1
         blocks.append(
             Block(item["name"], item.get("base", default_base), tuple(item["endpoints"]), item.get("display"))
         )

@@ -40,7 +40,17 @@ from nclue.tables import Table, Tabular
 
 
 def parse_requirements(query: str, requirements: tuple[str, ...] | list[str] = ()) -> tuple[str, ...]:
-    """The requirements: the given ones, else the query split as ``"A"; "B"`` or ``A; B``."""
+    """The requirements: the given ones, else the query split as ``"A"; "B"`` or ``A; B``.
+
+    Requirements that differ only in case or spacing (``debugging`` and ``Debugging``) are one
+    requirement, spelled as first given: counted twice they would double its weight in every
+    coverage objective.
+    """
+    requirements = () if requirements is None else requirements
+    if isinstance(requirements, str) or not all(isinstance(r, str) for r in requirements):
+        raise NclueError(
+            f'requirements must be a list of strings, got {requirements!r}; e.g. ["line numbering", "footnotes"]'
+        )
     given = [r.strip() for r in requirements if r and r.strip()]
     if not given:
         if ";" not in query and '"' not in query:
@@ -50,7 +60,10 @@ def parse_requirements(query: str, requirements: tuple[str, ...] | list[str] = (
         from nclue.query import parse_conditions
 
         given = list(parse_conditions(query))
-    return tuple(dict.fromkeys(given))
+    first: dict[str, str] = {}
+    for requirement in given:
+        first.setdefault(" ".join(requirement.casefold().split()), requirement)
+    return tuple(first.values())
 
 
 @dataclass(frozen=True)
