@@ -20,9 +20,15 @@ def test_backbone_tokens_walk_fusion_and_reranking() -> None:
     assert backbone_tokens(names) == ["bm25", "dense:onnx", "maxsim", "struct"]
 
 
-def test_every_missing_index_is_named_at_once(small_collection: Path) -> None:
-    """The small real collection has pages only: each backbone's index is reported, with its build command."""
-    problems = index_problems(small_collection, ["bm25.and", "dense.joint(ptop3)", "maxsim.joint", "struct.cover"])
+def test_every_missing_index_is_named_at_once(small_collection: Path, tmp_path: Path) -> None:
+    """The small real collection's pages alone: each backbone's index is reported, with its build command."""
+    import shutil
+
+    pages_only = tmp_path / "coll"  # other tests may have indexed the shared fixture: copy the page store only
+    pages_only.mkdir()
+    for name in ("collection.json", "docs.parquet", "pages.parquet"):
+        shutil.copyfile(small_collection / name, pages_only / name)
+    problems = index_problems(pages_only, ["bm25.and", "dense.joint(ptop3)", "maxsim.joint", "struct.cover"])
     text = "\n".join(problems)
     assert "no lexical index; build it with `nclue index" in text
     assert "no dense vectors; build them with `nclue index" in text
