@@ -8,6 +8,7 @@ never a torn one.
 
 from __future__ import annotations
 
+import codecs
 import errno
 import fcntl
 import hashlib
@@ -139,8 +140,10 @@ def _reject_constant(token: str) -> float:
 def iter_text_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text)`` for every line of a UTF-8 text file (newline removed).
 
-    Raises :class:`NclueError` naming ``path:line`` for a line that is not valid UTF-8 and for a
-    file that cannot be read, instead of a ``UnicodeDecodeError`` without a location.
+    A byte-order mark at the start of the file (what some Windows editors write) is dropped, so
+    the first record keeps its id. Raises :class:`NclueError` naming ``path:line`` for a line that
+    is not valid UTF-8 and for a file that cannot be read, instead of a ``UnicodeDecodeError``
+    without a location.
     """
     p = Path(path)
     if not p.is_file():
@@ -148,6 +151,8 @@ def iter_text_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
     try:
         with p.open("rb") as handle:
             for number, raw in enumerate(handle, start=1):
+                if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                    raw = raw[len(codecs.BOM_UTF8) :]
                 try:
                     yield number, raw.decode("utf-8").rstrip("\r\n")
                 except UnicodeDecodeError as exc:
