@@ -51,3 +51,12 @@ def test_a_matrix_with_a_missing_index_writes_no_run(
     with pytest.raises(NclueError, match=r"(?s)needs indexes the collection does not have; nothing was run.*no dense"):
         run_matrix(load_matrix(spec), small_bench, indexed_collection, out, progress=False)
     assert not list(out.glob("*.jsonl")) and not list(out.glob("*.trec"))
+
+
+def test_nclue_run_lists_every_missing_index_before_any_run(
+    small_bench: Path, indexed_collection: Path, tmp_path: Path, cli
+) -> None:  # noqa: ANN001
+    out = tmp_path / "runs"
+    done = cli("run", small_bench, indexed_collection, "-s", "bm25.and", "-s", "dense.joint(ptop3)", "-o", out)
+    assert done.exit_code != 0 and "nothing was run" in done.output and "no dense vectors" in done.output
+    assert not out.exists() or not list(out.glob("*.jsonl"))

@@ -24,7 +24,6 @@ from nclue.errors import NclueError
 from nclue.release import Release
 from nclue.systems.backbone import Request, System
 from nclue.systems.names import canonical
-from nclue.systems.preflight import require_indexes
 from nclue.systems.registry import Workspace
 from nclue.types import DEFAULT_FORM, Form, Query, RankedDoc, Run
 
@@ -248,7 +247,6 @@ def run_systems(
     check_form(queries, form)
     ws = collection if isinstance(collection, Workspace) else Workspace(collection)
     mapping = map_documents(rel, ws)
-    require_indexes(ws.collection_dir, names, "running " + ", ".join(names))
     systems = [(canonical(n), ws.system(n)) for n in names]
     runs: dict[str, Run] = {}
     files: list[Path] = []
