@@ -84,6 +84,19 @@ class LocalEngine:
             for position, arg in enumerate(args):
                 yield position, fn(*arg)
             return
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            yield from self._pool_imap(fn, args)
+        except BrokenProcessPool:
+            self.close()
+            raise NclueError(
+                f"a worker process of the local engine died ({self.workers} workers; killed from outside or "
+                "by the system, often for memory); what was finished is kept, so rerun the same command to "
+                "resume, with fewer --workers if memory is short"
+            ) from None
+
+    def _pool_imap(self, fn: Callable[..., Any], args: Iterable[tuple]) -> Iterator[tuple[int, Any]]:
         from concurrent.futures import FIRST_COMPLETED, wait
 
         pool = self._executor()

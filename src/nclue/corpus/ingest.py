@@ -7,7 +7,8 @@ Steps:
    characters outside ``[A-Za-z0-9._+/-]`` replaced by ``_`` (a ``~2``, ``~3`` … suffix
    keeps ids unique if two paths collide). ``source`` = the first folder of the path (the
    Debian package for ``nclue corpus fetch`` folders).
-2. **Hash** every file (SHA-256). Files with the same hash are one document: the smallest
+2. **Hash** every regular file (SHA-256; a FIFO, socket or device named ``*.pdf`` is stored
+   as unreadable, never opened). Files with the same hash are one document: the smallest
    ``doc_id`` is extracted, the others get ``status="duplicate"`` and no page rows.
 3. **Extract** each distinct document (:func:`nclue.corpus.pdftext.extract_pdf`) on an
    engine (:mod:`nclue.engine`: this process, a spawn process pool, or Ray), largest file first. Results go to
@@ -31,6 +32,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -118,6 +120,18 @@ def _iter_pdfs(root: Path, exclude: Path | None) -> Iterator[Path]:
                 yield current / name
 
 
+def _hash_regular(path: Path) -> tuple[str, int]:
+    """``(sha256, size)`` of a regular file; ``("", 0)`` (stored as unreadable) for one that cannot be
+    read or is not a regular file: reading a FIFO, socket or device named ``*.pdf`` would block or
+    never end."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return "", 0
+        return sha256_file(path), path.stat().st_size
+    except OSError:
+        return "", 0
+
+
 def scan_pdf_dir(pdf_dir: str | os.PathLike[str], exclude: str | os.PathLike[str] | None = None) -> list[SourceFile]:
     """Find, hash and name every PDF under ``pdf_dir`` (sorted by ``doc_id``); see step 1."""
     root = Path(pdf_dir)
@@ -133,10 +147,7 @@ def scan_pdf_dir(pdf_dir: str | os.PathLike[str], exclude: str | os.PathLike[str
         seen[base] += 1
         doc_id = base if seen[base] == 1 else f"{base}~{seen[base]}"
         parts = rel.split("/")
-        try:
-            digest, size = sha256_file(path), path.stat().st_size
-        except OSError:
-            digest, size = "", 0
+        digest, size = _hash_regular(path)
         source = parts[0] if len(parts) > 1 else root.resolve().name
         files.append(SourceFile(doc_id, rel, path, digest, size, source))
     files.sort(key=lambda f: f.doc_id)
