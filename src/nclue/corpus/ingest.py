@@ -125,9 +125,10 @@ def _hash_regular(path: Path) -> tuple[str, int]:
     read or is not a regular file: reading a FIFO, socket or device named ``*.pdf`` would block or
     never end."""
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
             return "", 0
-        return sha256_file(path), path.stat().st_size
+        return sha256_file(path), info.st_size
     except OSError:
         return "", 0
 
