@@ -28,6 +28,9 @@ from typing import Any, Protocol
 from nclue.errors import NclueError
 
 IN_FLIGHT_PER_WORKER = 4
+RAY_CONNECT_TIMEOUT_S = 10.0
+"""Seconds to wait for a TCP connection to ``--ray-address`` before giving up: ``ray.init``
+itself retries an unreachable address for ever."""
 RAY_RETRIES = 3
 
 
@@ -130,6 +133,29 @@ class LocalEngine:
             self._pool = None
 
 
+def check_reachable(address: str, timeout: float = RAY_CONNECT_TIMEOUT_S) -> None:
+    """Refuse a Ray address nothing answers on within ``timeout`` seconds.
+
+    ``HOST:PORT`` and ``ray://HOST:PORT`` are tried with one TCP connection; ``auto`` (the
+    cluster this machine is part of) is left to Ray, which fails fast when there is none.
+    """
+    import socket
+
+    if address == "auto":
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise NclueError(f"--ray-address {address!r}: expected HOST:PORT (e.g. 10.0.0.5:6379), ray://HOST:PORT or auto")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        reason = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__).lower()
+        raise NclueError(
+            f"--ray-address {address}: cannot reach a Ray cluster there ({reason} within {timeout:g} s); "
+            "check the head node's address with `ray status`, or drop --ray-address to start a local Ray instance"
+        ) from None
+
+
 class RayEngine:
     """Ray tasks on a local instance started here (``address=None``) or on an existing cluster."""
 
@@ -148,6 +174,7 @@ class RayEngine:
             if address is None:
                 options.update(num_cpus=workers or os.cpu_count() or 1, _node_ip_address="127.0.0.1")
             else:
+                check_reachable(address)
                 options["address"] = address
             try:
                 ray.init(**options)
