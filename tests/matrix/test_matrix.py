@@ -43,6 +43,16 @@ def test_default_matrix_names_parse_and_round_trip() -> None:
             "bm25.and not among the matrix runs",
         ),
         ("depth = [\n", "not valid TOML"),
+        ("[[run]]\nsystem = 42\n", "[[run]] #1: 'system' must be a string, got 42 (int)"),
+        ('[[run]]\nsystem = "rrf(bm25.joint"\n', "[[run]] #1: system name 'rrf(bm25.joint'"),
+        ('[[run]]\nsystem = "bm25.joint"\nforms = "raw"\n', "'forms' must be a list of strings, e.g. forms = ['raw']"),
+        ('depth = "100"\n', "'depth' must be an integer, got '100' (str)"),
+        ("k = true\n", "'k' must be an integer, got True (bool)"),
+        ("run = 5\n", "'run' must be an array of tables ([[run]] sections)"),
+        (
+            '[[run]]\nsystem = "bm25.joint"\n[[contrast]]\nname = "x"\nbase = "bm25.joint"\nvariants = "bm25.joint"\n',
+            "'variants' must be a list of strings",
+        ),
     ],
 )
 def test_bad_specs_name_file_and_problem(tmp_path: Path, text: str, message: str) -> None:

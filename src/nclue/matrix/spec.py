@@ -96,11 +96,91 @@ def default_matrix_path(name: str = "default") -> Path:
     return Path(str(resources.files("nclue.matrix") / f"{name}.toml"))
 
 
+def _value(table: dict, key: str, kind: type, default: object, where: str) -> object:
+    """``table[key]`` (or ``default``) if it is a ``kind``; otherwise one error naming the key and the type wanted.
+
+    ``bool`` is not accepted as an ``int`` (TOML ``true`` is not a depth).
+    """
+    value = table.get(key, default)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        wanted = {int: "an integer", str: "a string", list: "a list"}[kind]
+        raise NclueError(f"{where}: {key!r} must be {wanted}, got {value!r} ({type(value).__name__})")
+    return value
+
+
+def _strings(table: dict, key: str, default: list[str], where: str) -> list[str]:
+    """``table[key]`` as a list of strings; a bare string is refused rather than split into characters."""
+    values = table.get(key, default)
+    if isinstance(values, str):
+        raise NclueError(f"{where}: {key!r} must be a list of strings, e.g. {key} = [{values!r}]")
+    values = _value(table, key, list, default, where)
+    bad = [v for v in values if not isinstance(v, str)]
+    if bad:
+        raise NclueError(f"{where}: {key!r} must list strings only; {bad[0]!r} is a {type(bad[0]).__name__}")
+    return values
+
+
+def _tables(doc: dict, key: str, where: str) -> list[dict]:
+    """The ``[[key]]`` array of tables of ``doc`` (empty when absent)."""
+    entries = doc.get(key, [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise NclueError(f"{where}: {key!r} must be an array of tables ([[{key}]] sections), got {entries!r}")
+    return entries
+
+
+def _run_specs(p: Path, doc: dict, form: str) -> list[RunSpec]:
+    """The ``[[run]]`` entries of ``doc``, one :class:`RunSpec` per system and form, validated."""
+    from nclue.systems.names import parse_name
+
+    runs: list[RunSpec] = []
+    for i, entry in enumerate(_tables(doc, "run", str(p)), start=1):
+        where = f"{p}: [[run]] #{i}"
+        extra = set(entry) - {"system", "block", "forms"}
+        if extra or "system" not in entry:
+            raise NclueError(f"{where}: needs 'system' (and optional 'block', 'forms'); unexpected {sorted(extra)}")
+        system = _value(entry, "system", str, None, where)
+        try:
+            parse_name(system)
+        except NclueError as exc:
+            raise NclueError(f"{where}: {exc}") from None
+        block = _value(entry, "block", str, "standalone", where)
+        if block not in BLOCKS or block == "query-form":
+            raise NclueError(
+                f"{where}: block {block!r} is not one of {', '.join(b for b in BLOCKS if b != 'query-form')}"
+            )
+        forms = _strings(entry, "forms", [form], where)
+        for f in forms:
+            if f not in FORMS and f != "paraphrase":
+                raise NclueError(f"{where}: form {f!r} is not one of {', '.join(FORMS)} or paraphrase")
+        runs.extend(RunSpec(system=system, form=f, block=block, default_form=form) for f in forms)
+    return runs
+
+
+def _contrast_specs(p: Path, doc: dict, names: list[str]) -> list[ContrastSpec]:
+    """The ``[[contrast]]`` entries of ``doc``; every base and variant must be a run of the matrix."""
+    contrasts: list[ContrastSpec] = []
+    for i, entry in enumerate(_tables(doc, "contrast", str(p)), start=1):
+        where = f"{p}: [[contrast]] #{i}"
+        if set(entry) != {"name", "base", "variants"}:
+            raise NclueError(f"{where}: needs exactly 'name', 'base' and a non-empty 'variants' list")
+        name = _value(entry, "name", str, None, where)
+        base = _value(entry, "base", str, None, where)
+        variants = _strings(entry, "variants", [], where)
+        if not variants:
+            raise NclueError(f"{where}: 'variants' is empty; list at least one run to compare with {base!r}")
+        missing = [s for s in [base, *variants] if s not in names]
+        if missing:
+            raise NclueError(f"{where}: {', '.join(missing)} not among the matrix runs; add a [[run]] for each")
+        contrasts.append(ContrastSpec(name=name, base=base, variants=tuple(variants)))
+    return contrasts
+
+
 def load_matrix(path: str | Path | None = None) -> MatrixSpec:
     """Parse and validate a matrix TOML; ``None`` loads the shipped default, a bare name (``shift``) a shipped one.
 
-    Raises :class:`NclueError` naming the file and the offending entry for unknown keys,
-    blocks, forms, duplicate runs, or contrasts that name runs not in the matrix.
+    Raises :class:`NclueError` naming the file and the offending entry for unknown keys, values
+    of the wrong type, malformed system names, unknown blocks or forms, duplicate runs, or
+    contrasts that name runs not in the matrix.
     """
     p = Path(path) if path is not None else default_matrix_path()
     if not p.is_file() and path is not None and p.suffix == "" and default_matrix_path(p.name).is_file():
@@ -115,49 +195,24 @@ def load_matrix(path: str | Path | None = None) -> MatrixSpec:
     unknown = set(doc) - {"depth", "k", "form", "run", "contrast"}
     if unknown:
         raise NclueError(f"{p}: unknown top-level keys {sorted(unknown)}; allowed: depth, k, form, run, contrast")
-    depth, k, form = int(doc.get("depth", 100)), int(doc.get("k", 10)), str(doc.get("form", "clean_v2"))
+    depth = _value(doc, "depth", int, 100, str(p))
+    k = _value(doc, "k", int, 10, str(p))
+    form = _value(doc, "form", str, "clean_v2", str(p))
     if form not in FORMS:
         raise NclueError(f"{p}: form {form!r} is not one of {', '.join(FORMS)}")
     if not 1 <= k <= depth:
         raise NclueError(f"{p}: need 1 <= k <= depth, got k={k}, depth={depth}")
-    runs: list[RunSpec] = []
-    for i, entry in enumerate(doc.get("run", []), start=1):
-        where = f"{p}: [[run]] #{i}"
-        extra = set(entry) - {"system", "block", "forms"}
-        if extra or "system" not in entry:
-            raise NclueError(f"{where}: needs 'system' (and optional 'block', 'forms'); unexpected {sorted(extra)}")
-        block = str(entry.get("block", "standalone"))
-        if block not in BLOCKS or block == "query-form":
-            raise NclueError(
-                f"{where}: block {block!r} is not one of {', '.join(b for b in BLOCKS if b != 'query-form')}"
-            )
-        forms = entry.get("forms", [form])
-        for f in forms:
-            if f not in FORMS and f != "paraphrase":
-                raise NclueError(f"{where}: form {f!r} is not one of {', '.join(FORMS)} or paraphrase")
-        for f in forms:
-            runs.append(RunSpec(system=str(entry["system"]), form=str(f), block=block, default_form=form))
+    runs = _run_specs(p, doc, form)
     names = [r.name for r in runs]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise NclueError(f"{p}: runs listed twice: {', '.join(dupes)}")
-    contrasts: list[ContrastSpec] = []
-    for i, entry in enumerate(doc.get("contrast", []), start=1):
-        where = f"{p}: [[contrast]] #{i}"
-        if set(entry) != {"name", "base", "variants"} or not entry["variants"]:
-            raise NclueError(f"{where}: needs exactly 'name', 'base' and a non-empty 'variants' list")
-        missing = [s for s in [entry["base"], *entry["variants"]] if s not in names]
-        if missing:
-            raise NclueError(f"{where}: {', '.join(missing)} not among the matrix runs; add a [[run]] for each")
-        contrasts.append(
-            ContrastSpec(name=str(entry["name"]), base=str(entry["base"]), variants=tuple(entry["variants"]))
-        )
     return MatrixSpec(
         depth=depth,
         k=k,
         form=form,
         runs=tuple(runs),
-        contrasts=tuple(contrasts),
+        contrasts=tuple(_contrast_specs(p, doc, names)),
         source=str(p),
         sha256=hashlib.sha256(raw).hexdigest(),
     )
