@@ -12,7 +12,8 @@
 
 Every call is quiet by default (``progress=False``); the command line turns progress bars on.
 Bad input raises :class:`~nclue.errors.NclueError` with a message naming the file, the record
-and the fix.
+and the fix; so does an argument of the wrong type or range, named with an example of a right
+value (:mod:`nclue.api_args`).
 """
 
 from __future__ import annotations
@@ -23,9 +24,24 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nclue.errors import NclueError, require_seed
+from nclue.api_args import (
+    bool_arg,
+    choice_arg,
+    int_at_least,
+    optional_bool,
+    optional_path,
+    optional_text,
+    path_arg,
+    positive_int,
+    received,
+    seed_arg,
+    text_arg,
+    text_list,
+    text_or_list,
+)
+from nclue.errors import NclueError
 from nclue.release import Release
-from nclue.types import DEFAULT_FORM, DEFAULT_SEED, Qrels, RankedDoc, Run
+from nclue.types import DEFAULT_FORM, DEFAULT_SEED, Form, Qrels, RankedDoc, Run
 
 if TYPE_CHECKING:
     from nclue.bench.params import BuildOptions
@@ -38,6 +54,7 @@ PathLike = str | os.PathLike[str]
 QrelsLike = PathLike | Qrels | Mapping[str, Mapping[str, int]]
 """A qrels file path, :class:`~nclue.types.Qrels` or ``{qid: {doc_id: grade}}``; a DataFrame is accepted too."""
 DEFAULT_SYSTEM = "bm25.decompose(distinct)"
+FORMS: tuple[str, ...] = tuple(f.value for f in Form)
 
 
 class Collection:
@@ -46,7 +63,7 @@ class Collection:
     def __init__(self, path: PathLike) -> None:
         from nclue.corpus.store import PageStore
 
-        self.path = Path(path)
+        self.path = path_arg("path", path)
         self.store: PageStore = PageStore.open(self.path)
 
     def __repr__(self) -> str:
@@ -75,8 +92,25 @@ class Collection:
         return [str(d) for d in self.store.doc_ids.tolist()]
 
     def page_text(self, doc_id: str, page: int) -> str:
-        """The extracted text of one page (1-based)."""
-        return self.store.page_text(doc_id, page)
+        """The extracted text of page ``page`` (an integer, 1-based) of document ``doc_id``.
+
+        A page number given as a string (``'1'``) is refused, not read as page 1; a page the
+        document does not have is refused with the document's range of pages.
+        """
+        text_arg("doc_id", doc_id, "'manuals/R-FAQ'")
+        number = int_at_least("page", page, 1, 1)
+        numbers = self._page_numbers(doc_id)
+        if number not in numbers:
+            raise NclueError(f"{self.path}: document {doc_id!r} has {_page_range(numbers)}; page {number} is not one")
+        return self.store.page_text(doc_id, number)
+
+    def _page_numbers(self, doc_id: str) -> list[int]:
+        """The page numbers stored for ``doc_id``, in order; an unknown id is refused."""
+        i = self.store.doc_index.get(doc_id)
+        if i is None:
+            raise NclueError(f"{self.path}: unknown document {doc_id!r}; Collection.doc_ids lists the documents")
+        start, stop = int(self.store.doc_offsets[i]), int(self.store.doc_offsets[i + 1])
+        return sorted(int(n) for n in self.store.page_number[start:stop])
 
     def search(
         self,
@@ -94,11 +128,22 @@ class Collection:
         from nclue.query import parse_conditions, render_clean_v2
         from nclue.systems.backbone import Request
 
-        if k < 1:
-            raise NclueError(f"k={k}: ask for at least one document")
+        query = text_or_list("query", query, "['footnotes', 'line numbering']")
+        text_arg("system", system, repr(DEFAULT_SYSTEM))
+        k = positive_int("k", k)
+        optional_text("text", text, "'footnotes and line numbering'")
         conditions = parse_conditions(query) if isinstance(query, str) else parse_conditions("", list(query))
         joint = text if text is not None else (query if isinstance(query, str) else render_clean_v2(conditions))
         return self.workspace.system(system).search(Request(conditions, joint), k)
+
+
+def _page_range(numbers: list[int]) -> str:
+    """The pages of a document in words: ``pages 1–12``, or how many lie between the ends."""
+    if not numbers:
+        return "no pages"
+    if len(numbers) == numbers[-1] - numbers[0] + 1:
+        return f"pages {numbers[0]}–{numbers[-1]}"
+    return f"{len(numbers)} pages between {numbers[0]} and {numbers[-1]}"
 
 
 def open_collection(path: PathLike) -> Collection:
@@ -109,10 +154,18 @@ def open_collection(path: PathLike) -> Collection:
 def ingest(
     pdf_dir: PathLike, collection_dir: PathLike, workers: int = 1, ocr: str = "auto", progress: bool = False
 ) -> IngestSummary:
-    """Extract every PDF page's text under ``pdf_dir`` into the page store ``collection_dir`` (resumable)."""
-    from nclue.corpus.ingest import ingest as run
+    """Extract every PDF page's text under ``pdf_dir`` into the page store ``collection_dir`` (resumable).
 
-    return run(pdf_dir, collection_dir, workers=workers, ocr=ocr, progress=progress)
+    ``workers``: processes (1 = in this process, 0 = one per CPU); ``ocr``: ``auto``, ``off`` or ``force``.
+    """
+    from nclue.corpus.ingest import ingest as run
+    from nclue.corpus.pdftext import OCR_MODES
+
+    source = path_arg("pdf_dir", pdf_dir, "'pdfs'")
+    target = path_arg("collection_dir", collection_dir)
+    count = int_at_least("workers", workers, 0, 4)
+    mode = choice_arg("ocr", ocr, OCR_MODES)
+    return run(source, target, workers=count, ocr=mode, progress=bool_arg("progress", progress))
 
 
 def build_benchmark(collection: PathLike, out: PathLike, options: BuildOptions | None = None) -> Release:
@@ -121,11 +174,18 @@ def build_benchmark(collection: PathLike, out: PathLike, options: BuildOptions |
     from nclue.bench.pipeline import build
     from nclue.reader.build import build_read_benchmark
 
+    source = path_arg("collection", collection)
+    target = path_arg("out", out, "'bench'")
+    if options is not None and not isinstance(options, BuildOptions):
+        raise NclueError(
+            f"options must be nclue.bench.params.BuildOptions or None, got {received(options)}; "
+            "e.g. options=BuildOptions(judge='offline')"
+        )
     chosen = options or BuildOptions()
-    summary = (build_read_benchmark if chosen.judge == "reader" else build)(collection, out, chosen)
+    summary = (build_read_benchmark if chosen.judge == "reader" else build)(source, target, chosen)
     if summary.problems:
         raise NclueError(f"{summary.out}: validation failed: {summary.problems[0]}", exit_code=1)
-    return Release.open(out)
+    return Release.open(target)
 
 
 def load_benchmark(path: PathLike, qrels: QrelsLike | None = None) -> Release:
@@ -135,21 +195,42 @@ def load_benchmark(path: PathLike, qrels: QrelsLike | None = None) -> Release:
     :class:`~nclue.types.Qrels`, ``{qid: {doc_id: grade}}`` or a DataFrame (checked against the
     release's queries, :meth:`Release.with_qrels`).
     """
-    if qrels is None or isinstance(qrels, (str, os.PathLike)):
-        return Release.open(path, qrels)
-    return Release.open(path, with_qrels=False).with_qrels(_as_qrels(qrels))
+    root = path_arg("path", path, "'bench'")
+    judgments = _qrels_arg(qrels)
+    if judgments is None or isinstance(judgments, Path):
+        return Release.open(root, judgments)
+    return Release.open(root, with_qrels=False).with_qrels(judgments)
 
 
 def load_run(path: PathLike, name: str | None = None) -> Run:
     """Read a TREC or nclue JSONL run file (the name defaults to the file stem)."""
-    return Run.read(path, name)
+    return Run.read(path_arg("path", path, "'runs/bm25.jsonl'"), optional_text("name", name, "'bm25'"))
 
 
-def _release(bench: Release | PathLike) -> Release:
+def _bench_arg(bench: object) -> Release | Path:
+    """``bench`` as given: a :class:`Release`, or a path to one."""
+    return bench if isinstance(bench, Release) else path_arg("bench", bench, "'bench'")
+
+
+def _collection_arg(collection: object) -> Collection | Path:
+    """``collection`` as given: a :class:`Collection`, or a path to one."""
+    return collection if isinstance(collection, Collection) else path_arg("collection", collection)
+
+
+def _qrels_arg(qrels: object) -> Path | Qrels | None:
+    """``qrels`` as ``None``, a qrels file path or :class:`Qrels` (from a dict or a frame)."""
+    if qrels is None:
+        return None
+    if isinstance(qrels, (str, os.PathLike)):
+        return path_arg("qrels", qrels, "'qrels.jsonl'")
+    return _as_qrels(qrels)
+
+
+def _release(bench: Release | Path) -> Release:
     return bench if isinstance(bench, Release) else Release.open(bench)
 
 
-def _collection(collection: Collection | PathLike) -> Collection:
+def _collection(collection: Collection | Path) -> Collection:
     return collection if isinstance(collection, Collection) else Collection(collection)
 
 
@@ -161,23 +242,32 @@ def run_system(
     depth: int = 100,
     progress: bool = False,
 ) -> Run:
-    """Run one system (a name such as ``bm25.decompose(distinct)``) on every query of a release."""
+    """Run one system (a name such as ``bm25.decompose(distinct)``) on every query of a release.
+
+    Returns its :class:`Run`: the ``depth`` (≥ 1) best documents of each query.
+    """
     from nclue.systems.run import run_systems
 
+    release, coll = _bench_arg(bench), _collection_arg(collection)
+    name = text_arg("system", system, "'bm25.and'")
+    rendering = choice_arg("form", form, FORMS)
+    depth = positive_int("depth", depth, 100)
+    show = bool_arg("progress", progress)
     report = run_systems(
-        _release(bench), _collection(collection).workspace, [system], form=form, depth=depth, progress=progress
+        _release(release), _collection(coll).workspace, [name], form=rendering, depth=depth, progress=show
     )
     return next(iter(report.runs.values()))
 
 
-def _benchmark(bench: Release | PathLike, qrels: QrelsLike | None) -> Benchmark:
+def _benchmark(bench: Release | Path, qrels: Path | Qrels | None) -> Benchmark:
+    """The benchmark to score on: ``bench`` with its own judgments, or with ``qrels``."""
     from nclue.scoring import Benchmark
 
     if isinstance(bench, Release) and qrels is None:
         return Benchmark.from_release(bench)
-    if qrels is not None and not isinstance(qrels, (str, os.PathLike)):
+    if isinstance(qrels, Qrels):
         release = bench if isinstance(bench, Release) else Release.open(bench, with_qrels=False)
-        return Benchmark.from_release(release.with_qrels(_as_qrels(qrels)))
+        return Benchmark.from_release(release.with_qrels(qrels))
     root = bench.root if isinstance(bench, Release) else bench
     if root is None:
         raise NclueError(
@@ -196,35 +286,45 @@ def _as_qrels(qrels: object) -> Qrels:
         return Qrels.from_pandas(qrels)
     raise NclueError(
         f"qrels must be a qrels file path, nclue.Qrels, a {{qid: {{doc_id: grade}}}} dict or a DataFrame, "
-        f"got {type(qrels).__name__}"
+        f"got {received(qrels)}; e.g. qrels='qrels.jsonl'"
     )
 
 
-def _as_run(item: object, position: int) -> Run | PathLike:
-    """A run given as a :class:`Run`, a run file, ``{qid: {doc_id: score}}`` or a DataFrame
-    (the last two are named ``run1``, ``run2``, … by position)."""
-    if isinstance(item, (Run, str, os.PathLike)):
+def _as_run(item: object, position: int, name: str) -> Run | Path:
+    """A run of argument ``name`` given as a :class:`Run`, a run file, ``{qid: {doc_id: score}}``
+    or a DataFrame (the last two are named ``run1``, ``run2``, … by position)."""
+    if isinstance(item, Run):
         return item
+    if isinstance(item, (str, os.PathLike)):
+        return path_arg(f"{name}: run {position}", item, "'runs/bm25.jsonl'")
     if isinstance(item, Mapping):
         return Run(f"run{position}", dict(item))
     if hasattr(item, "columns") and hasattr(item, "__getitem__"):
         return Run.from_pandas(item, f"run{position}")
     raise NclueError(
-        f"run {position}: expected a Run, a run file path, {{qid: {{doc_id: score}}}} or a pandas DataFrame, "
-        f"got {type(item).__name__}"
+        f"{name}: run {position}: expected a Run, a run file path, {{qid: {{doc_id: score}}}} or a pandas DataFrame, "
+        f"got {received(item)}"
     )
 
 
-def _run_matrices(bench: Benchmark, runs: Sequence[Run | PathLike]) -> list:
+def _runs_arg(name: str, runs: object, first: int = 1) -> list[Run | Path]:
+    """The runs of argument ``name``, a non-empty list (a single run is refused: wrap it in a list);
+    each is numbered from ``first`` in messages."""
+    if isinstance(runs, (str, os.PathLike, Mapping, Run)) or not isinstance(runs, Sequence):
+        raise NclueError(
+            f"{name} must be a list of runs (Run objects, run file paths, {{qid: {{doc_id: score}}}} dicts or "
+            f"DataFrames), got {received(runs)}; wrap a single run in a list, e.g. {name}=[run]"
+        )
+    if not runs:
+        raise NclueError(f"{name} is an empty list; give at least one run, e.g. {name}=[nclue.load_run('run.jsonl')]")
+    return [_as_run(r, i, name) for i, r in enumerate(runs, start=first)]
+
+
+def _run_matrices(bench: Benchmark, given: list[Run | Path]) -> list:
+    """Each run encoded against ``bench``; run names must be unique."""
     from nclue.scoring import from_records
     from nclue.scoring import load_run as encode_file
 
-    if isinstance(runs, (str, os.PathLike, Mapping, Run)) or not isinstance(runs, Sequence):
-        raise NclueError(
-            f"runs must be a list of runs (Run objects, run file paths, {{qid: {{doc_id: score}}}} dicts or "
-            f"DataFrames), got {type(runs).__name__}; wrap a single run in a list"
-        )
-    given = [_as_run(r, i) for i, r in enumerate(runs, start=1)]
     loaded = [from_records(r, bench) if isinstance(r, Run) else encode_file(r, bench) for r in given]
     names = [r.name for r in loaded]
     repeated = sorted({n for n in names if names.count(n) > 1})
@@ -262,23 +362,27 @@ def evaluate(
     ``card.problems`` (unanswered queries score as misses); ``strict=True`` refuses to score a
     run that falls short. ``measures`` adds standard IR measures by their ir_measures names
     (``["nDCG@10", "AP", "R@100"]``) to ``card.measures`` (:mod:`nclue.scoring.standard`).
+
+    ``runs`` is always a list: a single run (a :class:`Run`, a path, a dict) is refused with
+    "wrap a single run in a list", as :func:`compare` refuses a single run for ``variants``.
     """
     from nclue.scoring import CI_KINDS, per_query_rows
     from nclue.scoring.scorecard import evaluate as score
 
-    if ci not in CI_KINDS:
-        raise NclueError(f"ci={ci!r} is not one of {', '.join(CI_KINDS)}")
-    if k < 1:
-        raise NclueError(f"k={k}: the cutoff must be at least 1")
-    require_seed(seed)
-    benchmark = _benchmark(bench, qrels)
-    scores, card = score(benchmark, _run_matrices(benchmark, runs), k, ci, bootstrap, seed, strata, measures)  # type: ignore[arg-type]
+    release, given = _bench_arg(bench), _runs_arg("runs", runs)
+    k, interval = positive_int("k", k), choice_arg("ci", ci, CI_KINDS)
+    bootstrap, seed = positive_int("bootstrap", bootstrap, 1000), seed_arg(seed)
+    strata, strict = bool_arg("strata", strata), bool_arg("strict", strict)
+    judgments, rows_to = _qrels_arg(qrels), optional_path("per_query", per_query)
+    measures = text_list("measures", measures, "['nDCG@10', 'AP']")
+    benchmark = _benchmark(release, judgments)
+    scores, card = score(benchmark, _run_matrices(benchmark, given), k, interval, bootstrap, seed, strata, measures)  # type: ignore[arg-type]
     if strict and card.problems:
         raise NclueError(_refusal(card.problems, "drop --strict (strict=False) to score them as written"))
-    if per_query is not None:
+    if rows_to is not None:
         from nclue.io import write_jsonl
 
-        write_jsonl(per_query, per_query_rows(scores, benchmark))
+        write_jsonl(rows_to, per_query_rows(scores, benchmark))
     return card
 
 
@@ -302,16 +406,22 @@ def compare(
     ``None`` (the default) refuses runs that answer different sets of queries — a contrast would
     then set one run's answers against the other's misses; ``True`` refuses any shortfall;
     ``False`` contrasts them as written.
+
+    ``base`` is one run; ``variants`` is always a list (a single run is refused with "wrap a
+    single run in a list", as in :func:`evaluate`).
     """
     from dataclasses import replace
 
     from nclue.scoring import compare_runs, coverage_of, read_blocks, score_runs
 
-    if not variants:
-        raise NclueError("give at least one variant run to compare with the base")
-    require_seed(seed)
-    benchmark = _benchmark(bench, qrels)
-    loaded = _run_matrices(benchmark, [base, *variants])
+    release, first = _bench_arg(bench), _as_run(base, 1, "base")
+    others = _runs_arg("variants", variants, first=2)
+    k, draws = positive_int("k", k), positive_int("draws", draws, 10000)
+    bootstrap = positive_int("bootstrap", bootstrap, 1000)
+    seed, sensitivity = seed_arg(seed), bool_arg("sensitivity", sensitivity)
+    blocks, strict = optional_path("blocks", blocks, "'blocks.json'"), optional_bool("strict", strict)
+    benchmark = _benchmark(release, _qrels_arg(qrels))
+    loaded = _run_matrices(benchmark, [first, *others])
     coverage = {r.name: coverage_of(r, benchmark) for r in loaded}
     problems = [p for c in coverage.values() for p in c.problems()]
     if strict and problems:

@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "nclue"
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(names)
     for names in (
-        ("_version", "errors", "io", "types", "query", "tables", "release", "runfile", "engine"),
+        ("_version", "errors", "api_args", "io", "types", "query", "tables", "release", "runfile", "engine"),
         ("llm",),
         ("corpus",),
         ("models",),
