@@ -38,6 +38,7 @@ from nclue.audit.rubric import load_overrides, rubric
 from nclue.audit.store import AuditDir, PairKey
 from nclue.audit.text import QUOTE_MESSAGES, SPACE_CLASS
 from nclue.audit.validate import MESSAGES
+from nclue.corpus.render import capped_scale, renderable
 from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 from nclue.io import atomic_write_text, dumps_canonical, sha256_bytes, sha256_file
@@ -206,6 +207,29 @@ def render_html(payload: dict[str, Any], evaluator: str | None = None, images: M
     return re.sub(r"\{\{(\w+)\}\}|/\*(CSS|JS)\*/", lambda m: values[m.group(1) or m.group(2)], _asset("packet.html"))
 
 
+MAX_IMAGE_PIXELS = 8_000_000
+"""Most pixels of one page image (``--image-width`` is at most 2000, so up to a 2000 × 4000 page is untouched)."""
+MAX_IMAGE_SIDE = 65_500
+"""Longest side, in pixels, of a page image: the JPEG format's limit."""
+
+
+def page_image(handle: Any, width: int, quality: int) -> str:
+    """A ``pypdfium2.PdfPage`` as a grayscale JPEG data URI ``width`` pixels wide, or ``""`` for a page with no area.
+
+    The scale is capped (:func:`nclue.corpus.render.capped_scale`) so the bitmap holds at most
+    :data:`MAX_IMAGE_PIXELS` pixels: a very tall or narrow page is drawn narrower, not as a
+    gigabyte bitmap.
+    """
+    page_width, page_height = handle.get_size()
+    if not renderable(page_width, page_height):
+        return ""
+    scale = capped_scale(page_width, page_height, width / max(page_width, 1.0), MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE)
+    bitmap = handle.render(scale=scale, grayscale=True)
+    buffer = io.BytesIO()
+    bitmap.to_pil().convert("L").save(buffer, "JPEG", quality=quality, optimize=True)
+    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
 def render_images(
     store: PageStore,
     pdf_dir: str | os.PathLike[str],
@@ -240,11 +264,7 @@ def render_images(
         pdf = pdfium.PdfDocument(str(path))
         try:
             for number in sorted(p for d, p in distinct if d == doc_id):
-                handle = pdf[number - 1]
-                bitmap = handle.render(scale=width / max(handle.get_width(), 1.0), grayscale=True)
-                buffer = io.BytesIO()
-                bitmap.to_pil().convert("L").save(buffer, "JPEG", quality=quality, optimize=True)
-                data[index[(doc_id, number)]] = "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode()
+                data[index[(doc_id, number)]] = page_image(pdf[number - 1], width, quality)
                 tick("images", 1, None)
         finally:
             pdf.close()

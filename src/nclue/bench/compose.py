@@ -5,6 +5,11 @@ two conditions, draw ``n`` ∈ {2, 3} (probability ``p_three`` for 3), and draw 
 its conditions without replacement with weight ``1/df(c)`` (rare conditions are
 preferred). Conditions of one query share no content word, compared on the first five
 letters (``font encoding`` never meets ``encoding``, nor ``modifier`` ``modification``). Every distinct condition set is evaluated once.
+There are ``n_queries × attempts_per_query`` draws, but a small inventory has few distinct
+condition sets: after :data:`STALL` draws without a new one, generation checks whether every
+set a draw can produce has been drawn and stops if so: the remaining draws could add nothing,
+so the candidates are exactly those of all the draws, and once every set is drawn a larger
+``n_queries`` costs no more time.
 
 **Validity** (all must hold): ≥ 1 gold; ≥ 1 natural subset (a ``partial``);
 at most ``max_golds`` golds (a *rare* conjunction); no document of the union is
@@ -28,8 +33,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
+from itertools import combinations
 
 import numpy as np
 
@@ -123,6 +129,37 @@ def _share_word(inventory: Inventory, chosen: list[int], c: int) -> bool:
     return any(stems & _stems(inventory, o) for o in chosen)
 
 
+STALL = 1000
+"""Draws without a new condition set after which :func:`generate` checks whether all were drawn; later
+checks wait at least a tenth of the sets seen, so checking costs a small share of drawing."""
+
+
+def _drawable(inventory: Inventory, own: list[int], p_three: float) -> Iterator[tuple[int, ...]]:
+    """Every condition set (sorted) a draw from a document establishing ``own`` (sorted) can produce.
+
+    A draw keeps conditions sharing no word, so it yields such pairs and, when three are asked
+    for (``len(own) >= 3`` and ``p_three > 0``), such triples; when three are always asked for,
+    a pair only if no third condition fits beside it.
+    """
+
+    def apart(a: int, b: int) -> bool:
+        return not _share_word(inventory, [a], b)
+
+    pairs_asked = len(own) < 3 or not p_three >= 1
+    for a, b in combinations(own, 2):
+        if apart(a, b) and (pairs_asked or not any(apart(a, c) and apart(b, c) for c in own if c not in (a, b))):
+            yield (a, b)
+    if len(own) >= 3 and not p_three <= 0:
+        for a, b, c in combinations(own, 3):
+            if apart(a, b) and apart(a, c) and apart(b, c):
+                yield (a, b, c)
+
+
+def _exhausted(inventory: Inventory, by_doc: dict[int, list[int]], p_three: float, seen: set[tuple[int, ...]]) -> bool:
+    """Whether every condition set a draw can produce is in ``seen`` (stops at the first one missing)."""
+    return all(key in seen for own in by_doc.values() for key in _drawable(inventory, own, p_three))
+
+
 def generate(inventory: Inventory, params: ComposeParams, tick: Callable[[int], None] = lambda n: None) -> list[Item]:
     """Seeded candidate pool (see module docstring), sorted by condition tuple."""
     rng = np.random.default_rng(params.seed)
@@ -138,7 +175,13 @@ def generate(inventory: Inventory, params: ComposeParams, tick: Callable[[int], 
     items: list[Item] = []
     attempts = params.n_queries * params.attempts_per_query
     step = max(1, attempts // 100)
+    quiet_from, patience = 0, STALL
     for attempt in range(attempts):
+        if attempt - quiet_from >= patience:
+            if _exhausted(inventory, by_doc, params.p_three, seen):
+                tick(len(range(-(-attempt // step) * step, attempts, step)))
+                break
+            quiet_from, patience = attempt, max(STALL, len(seen) // 10)
         if attempt % step == 0:
             tick(1)
         d = docs[int(rng.integers(len(docs)))]
@@ -159,6 +202,7 @@ def generate(inventory: Inventory, params: ComposeParams, tick: Callable[[int], 
         if key in seen:
             continue
         seen.add(key)
+        quiet_from = attempt
         item = evaluate(inventory, key, params.max_golds, params.max_contested, params.single_page)
         if item is not None:
             items.append(item)

@@ -10,6 +10,11 @@ canonical form puts one space after each comma and none elsewhere)::
     BACKBONE := WORD [ ":" WORD ]                                     dense:e5.joint(ptop3)
     WORD     := [A-Za-z0-9_+-]+
 
+A name holds at most :data:`MAX_SYSTEMS` backbone operations, a call at most
+:data:`MAX_ARGUMENTS` arguments and combinators nest at most :data:`MAX_DEPTH` deep: every
+operation is built when the name runs (each ``rerank`` arm loads a model), so a long
+generated name is refused when parsed instead of exhausting memory.
+
 ``@`` is reserved for run names (``system@form``, see :mod:`nclue.matrix.spec`).
 :func:`parse_name` and :func:`format_name` are inverse: ``format_name(parse_name(s)) == s``
 for every canonical ``s``, and ``parse_name(format_name(x)) == x`` for every value ``x``.
@@ -90,6 +95,18 @@ def _tokens(text: str) -> list[str]:
 
 MAX_DEPTH = 16
 """Deepest nesting of combinators a system name may have (``rrf(rrf(...))``)."""
+MAX_ARGUMENTS = 16
+"""Most arguments (systems, words and ``key=value`` options together) one combinator call may take."""
+MAX_SYSTEMS = 16
+"""Most backbone operations one system name may hold: each is built, and every ``rerank`` arm loads its own model
+(real names hold two or three; a generated name of hundreds of arms once took 20 GB)."""
+SHOWN = 60
+"""Characters of a long system name quoted in an error message."""
+
+
+def _shown(text: str) -> str:
+    """``text`` quoted for an error message, cut to :data:`SHOWN` characters and an ellipsis when longer."""
+    return f"{text[:SHOWN]!r}…" if len(text) > SHOWN else repr(text)
 
 
 class _Parser:
@@ -98,6 +115,7 @@ class _Parser:
         self.toks = _tokens(text)
         self.i = 0
         self.depth = 0
+        self.n_ops = 0
 
     def peek(self) -> str | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
@@ -128,6 +146,7 @@ class _Parser:
                     self.take(",")
                     args.append(self.plain())
                 self.take(")")
+            self.n_ops += 1
             return Op(backbone, op, tuple(args))
         if ":" in head:
             raise NclueError(f"system name {self.text!r}: {head!r} needs an operation, e.g. {head}.joint")
@@ -139,7 +158,7 @@ class _Parser:
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise NclueError(
-                f"system name {self.text[:60]!r}…: combinators nested more than {MAX_DEPTH} deep; "
+                f"system name {_shown(self.text)}: combinators nested more than {MAX_DEPTH} deep; "
                 "flatten it (rrf takes any number of systems: rrf(A, B, C))"
             )
         cargs: list[Spec | str] = []
@@ -160,7 +179,25 @@ class _Parser:
                 continue
             self.take(")")
             self.depth -= 1
+            self.check_width(head, len(cargs) + len(options))
             return Call(head, tuple(cargs), tuple(options))
+
+    def check_width(self, head: str, n_args: int) -> None:
+        """Refuse a call ``head(...)`` with more than :data:`MAX_ARGUMENTS` arguments."""
+        if n_args > MAX_ARGUMENTS:
+            raise NclueError(
+                f"system name {_shown(self.text)}: {head}(...) has {n_args} arguments, more than {MAX_ARGUMENTS}; "
+                f"give at most {MAX_ARGUMENTS} (run further systems under names of their own)"
+            )
+
+    def check_size(self) -> None:
+        """Refuse a name holding more than :data:`MAX_SYSTEMS` backbone operations."""
+        if self.n_ops > MAX_SYSTEMS:
+            raise NclueError(
+                f"system name {_shown(self.text)}: {self.n_ops} backbone operations, more than {MAX_SYSTEMS} "
+                f"(each is built; each rerank arm loads its own model); use at most {MAX_SYSTEMS} in one name "
+                "(run further systems under names of their own)"
+            )
 
     def plain(self) -> str:
         word = self.word()
@@ -177,6 +214,7 @@ def parse_name(text: str) -> Spec:
     spec = parser.system()
     if parser.peek() is not None:
         raise NclueError(f"system name {text!r}: unexpected {parser.peek()!r} after the end of {format_name(spec)}")
+    parser.check_size()
     return spec
 
 

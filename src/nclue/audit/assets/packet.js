@@ -11,9 +11,11 @@
   var SPACE = new RegExp(settings.space, "g");
   var STORE_KEY = "nclue-audit:" + data.packet_id + ":" + (config.evaluator || "");
   var items = data.items;
-  var byId = {};
+  // Maps keyed by ids and page numbers have no prototype, so a key such as "__proto__" or
+  // "constructor" (from an imported file) is looked up as data, never as an inherited member.
+  var byId = Object.create(null);
   items.forEach(function (item) { byId[item.id] = item; });
-  var normCache = {};
+  var normCache = Object.create(null);
   var state = load() || fresh();
   var focus = 0;
 
@@ -72,11 +74,13 @@
 
   // ---- state -------------------------------------------------------------------------------
 
+  function has(obj, key) { return Object.prototype.hasOwnProperty.call(obj, key); }
+
   function fresh() {
-    var s = { packet_id: data.packet_id, evaluator: config.evaluator || "", current: 0, items: {} };
+    var s = { packet_id: data.packet_id, evaluator: config.evaluator || "", current: 0, items: Object.create(null) };
     items.forEach(function (item) {
-      var conds = {};
-      item.conditions.forEach(function (c) { conds[c.id] = { answer: null, evidence: {} }; });
+      var conds = Object.create(null);
+      item.conditions.forEach(function (c) { conds[c.id] = { answer: null, evidence: Object.create(null) }; });
       s.items[item.id] = { status: "empty", conditions: conds };
     });
     return s;
@@ -89,7 +93,7 @@
       var s = JSON.parse(raw);
       if (s.packet_id !== data.packet_id) { return null; }
       var base = fresh();
-      Object.keys(base.items).forEach(function (id) { if (s.items && s.items[id]) { base.items[id] = s.items[id]; } });
+      Object.keys(base.items).forEach(function (id) { if (s.items && has(s.items, id)) { base.items[id] = s.items[id]; } });
       base.evaluator = config.evaluator || s.evaluator || "";
       base.current = Math.min(Math.max(0, s.current | 0), items.length - 1);
       return base;
@@ -239,7 +243,8 @@
   }
 
   function statusText(status) {
-    return { empty: "not started", draft: "in progress \u2014 not accepted", accepted: "accepted" }[status] || status;
+    var texts = { empty: "not started", draft: "in progress \u2014 not accepted", accepted: "accepted" };
+    return has(texts, status) ? texts[status] : status;
   }
 
   function renderCondition(item, cond, i) {
@@ -281,7 +286,7 @@
   function renderPage(item, cond, i, page) {
     var st = condState(item, cond);
     var key = String(page.page);
-    var selected = Object.prototype.hasOwnProperty.call(st.evidence, key);
+    var selected = has(st.evidence, key);
     var tid = (i + 1) + "-" + page.page;
     var check = el("input", { "type": "checkbox", "data-testid": "select-" + tid });
     check.checked = selected;
@@ -479,7 +484,7 @@
           st.status = edited && it.status === "accepted" ? "draft" : it.status;
           (it.conditions || []).forEach(function (c) {
             if (!st.conditions[c.id]) { return; }
-            var ev = {};
+            var ev = Object.create(null);
             (c.evidence || []).forEach(function (e) { ev[String(e.page)] = String(e.quote || ""); });
             st.conditions[c.id] = { answer: c.answer === true || c.answer === false ? c.answer : null, evidence: ev };
           });
@@ -493,6 +498,8 @@
         renderItem();
         showErrors(edited ? ["The export was edited after it was written (its digest does not match); its answers are loaded as drafts: check and accept each item again."] : []);
         setText(document.getElementById("saved"), "Imported " + obj.items.length + " items");
+      }).catch(function (e) {
+        showErrors(["The file could not be imported (" + e.message + "); export it again from the packet it came from."]);
       });
     };
     reader.readAsText(file);
