@@ -34,7 +34,7 @@ from nclue.bench.params import CONDITIONS, JUDGES, BuildOptions
 from nclue.bench.validate import validate_release
 from nclue.bench.verify import control_scores, write_sums
 from nclue.corpus.info import extraction_gate
-from nclue.corpus.store import PageStore
+from nclue.corpus.store import PageStore, require_consistent
 from nclue.engine import Engine
 from nclue.errors import NclueError
 from nclue.io import (
@@ -247,6 +247,7 @@ def build(
         )
     if options.conditions not in CONDITIONS:
         raise NclueError(f"unknown conditions {options.conditions!r}; choose one of {', '.join(CONDITIONS)}")
+    require_consistent(collection)
     store = PageStore.open(collection)
     n_docs = len(store.doc_ids)
     if store.n_pages == 0 or n_docs == 0:

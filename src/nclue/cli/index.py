@@ -224,22 +224,36 @@ def _build_all(collection: Path, params, models: list[str], dense: dict, bits: i
 
 
 def _verify(collection: Path, console) -> None:  # noqa: ANN001 - rich Console
-    from nclue.index.dense import verify_dense_indexes
-    from nclue.index.lexical import index_exists, verify_lexical_index
-    from nclue.index.tokens import verify_token_indexes
+    """Print ✓/✗ and the problems of every index, and ✗ with its problems for a collection whose two
+    tables disagree; raise one line naming every fix when anything is wrong."""
+    from nclue.corpus.store import consistency_fix, cross_check
 
-    found = {"lexical": verify_lexical_index(collection)} if index_exists(collection) else {}
-    found.update({f"dense/{name}": issues for name, issues in verify_dense_indexes(collection).items()})
-    found.update({f"tokens/{name}": issues for name, issues in verify_token_indexes(collection).items()})
-    if not found:
+    indexes = _index_problems(collection)
+    tables = cross_check(collection)
+    if not indexes and not tables:
         raise NclueError(f"{collection}: no index to verify; build one with `nclue index {collection} --lexical`")
+    found = {"collection (docs.parquet ↔ pages.parquet)": tables, **indexes} if tables else indexes
     for name, issues in found.items():
         console.print(f"{'✓' if not issues else '✗'} {name}", style="green" if not issues else "red", markup=False)
         for line in issues:
-            console.print(f"  {line}", markup=False, highlight=False)
-    damaged = [name for name, issues in found.items() if issues]
-    if damaged:
-        raise NclueError(f"{collection}: damaged index(es): {', '.join(damaged)}; rebuild them", exit_code=1)
+            console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+    damaged = [name for name, issues in indexes.items() if issues]
+    fixes = [f"docs.parquet and pages.parquet disagree: {consistency_fix(collection)}"] if tables else []
+    fixes += [f"damaged index(es): {', '.join(damaged)}; rebuild them"] if damaged else []
+    if fixes:
+        raise NclueError(f"{collection}: {'; '.join(fixes)}", exit_code=1)
+
+
+def _index_problems(collection: Path) -> dict[str, list[str]]:
+    """Index name → the problems :func:`verify_lexical_index` and its dense/token peers find (every index present)."""
+    from nclue.index.dense import verify_dense_indexes
+    from nclue.index.lexical import index_present, verify_lexical_index
+    from nclue.index.tokens import verify_token_indexes
+
+    found = {"lexical": verify_lexical_index(collection)} if index_present(collection) else {}
+    found.update({f"dense/{name}": issues for name, issues in verify_dense_indexes(collection).items()})
+    found.update({f"tokens/{name}": issues for name, issues in verify_token_indexes(collection).items()})
+    return found
 
 
 def register(app: typer.Typer) -> None:

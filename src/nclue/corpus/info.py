@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from nclue.corpus.store import META_FILE, PageStore
+from nclue.corpus.store import META_FILE, PageStore, require_consistent
 from nclue.errors import NclueError
 
 DEFAULT_THRESHOLD = 0.98
@@ -90,8 +90,10 @@ def collection_info(
 
     Keys: ``collection``, ``files`` (rows of docs.parquet), ``documents`` (status ok),
     ``pages``, ``characters``, ``methods`` (pages per extraction method), ``duplicates``,
-    ``failures`` (reason → files), ``gate`` (:func:`extraction_gate`).
+    ``failures`` (reason → files), ``gate`` (:func:`extraction_gate`). A collection whose
+    ``docs.parquet`` and ``pages.parquet`` disagree is refused (:func:`require_consistent`).
     """
+    require_consistent(collection_dir)
     store = PageStore.open(collection_dir)
     statuses = Counter(store.docs.column("status").to_pylist())
     meta_path = Path(collection_dir) / META_FILE

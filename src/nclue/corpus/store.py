@@ -118,6 +118,103 @@ def pages_record(root: str | os.PathLike[str]) -> dict[str, object]:
     return {"bytes": path.stat().st_size, "tail_sha256": _tail_sha256(path), "sha256": sha256_file(path)}
 
 
+def _collection_dir(root: str | os.PathLike[str]) -> Path:
+    """``root`` as a path once it holds both tables; an :class:`NclueError` naming what is missing otherwise."""
+    base = Path(root)
+    if not base.is_dir():
+        raise NclueError(f"{base}: collection directory not found; build it with `nclue ingest PDF_DIR {base}`")
+    missing = [name for name in (DOCS_FILE, PAGES_FILE) if not (base / name).is_file()]
+    if missing:
+        raise NclueError(
+            f"{base}: not a collection (missing {', '.join(missing)}); build it with `nclue ingest PDF_DIR {base}`"
+        )
+    return base
+
+
+def cross_check(root: str | os.PathLike[str]) -> list[str]:
+    """Every way ``docs.parquet`` and ``pages.parquet`` disagree, one line each (empty when they agree).
+
+    Reads only ``doc_id``, ``status`` and ``n_pages`` of the documents and ``doc_id`` and
+    ``page`` of the pages. What ingest writes: each ``doc_id`` once in ``docs.parquet``; page
+    rows only for ``ok`` documents (failed files and duplicates legitimately have none, whatever
+    their ``n_pages``), exactly ``n_pages`` of them, numbered 1…n in order.
+    """
+    base = _collection_dir(root)
+    docs = _read_parquet(base / DOCS_FILE, DOCS_SCHEMA, columns=["doc_id", "status", "n_pages"]).to_pydict()
+    pages = _read_parquet(base / PAGES_FILE, PAGES_SCHEMA, columns=["doc_id", "page"]).to_pydict()
+    counts, numbering = _page_counts(base / PAGES_FILE, pages["doc_id"], pages["page"])
+    return _repeated_documents(base / DOCS_FILE, docs["doc_id"]) + _count_problems(base, docs, counts) + numbering
+
+
+def _page_counts(path: Path, doc_ids: list[str], numbers: list[int]) -> tuple[dict[str, int], list[str]]:
+    """``(pages per doc_id, problems)``: the first page row of each document out of its 1…n order."""
+    counts: dict[str, int] = {}
+    problems: dict[str, str] = {}
+    for doc_id, page in zip(doc_ids, numbers, strict=True):
+        expected = counts.get(doc_id, 0) + 1
+        counts[doc_id] = expected
+        if page != expected and doc_id not in problems:
+            problems[doc_id] = (
+                f"{path}: document {doc_id!r} has a row for page {page} where page {expected} belongs "
+                "(a document's pages must run 1…n in order)"
+            )
+    return counts, [problems[d] for d in sorted(problems, key=str)]
+
+
+def _repeated_documents(path: Path, doc_ids: list[str]) -> list[str]:
+    """One line per ``doc_id`` that ``docs.parquet`` lists more than once."""
+    seen: dict[str, int] = {}
+    for doc_id in doc_ids:
+        seen[doc_id] = seen.get(doc_id, 0) + 1
+    return [
+        f"{path}: document {d!r} is listed {n} times"
+        for d, n in sorted(seen.items(), key=lambda item: str(item[0]))
+        if n > 1
+    ]
+
+
+def _count_problems(base: Path, docs: dict[str, list], counts: dict[str, int]) -> list[str]:
+    """One line per document whose page rows do not match its ``docs.parquet`` row, by ``doc_id``."""
+    rows = {d: (s, n) for d, s, n in zip(docs["doc_id"], docs["status"], docs["n_pages"], strict=True)}
+    out = []
+    for doc_id in sorted(set(rows) | set(counts), key=str):  # str: a damaged table may hold null ids
+        found = counts.get(doc_id, 0)
+        if doc_id not in rows:
+            out.append(
+                f"{base / PAGES_FILE}: {found} page rows of document {doc_id!r}, which {DOCS_FILE} does not list"
+            )
+            continue
+        status, n_pages = rows[doc_id]
+        if status != "ok" and found:
+            out.append(
+                f"{base / PAGES_FILE}: {found} page rows of document {doc_id!r}, which {DOCS_FILE} records as "
+                f"{status!r} (only 'ok' documents have pages)"
+            )
+        elif status == "ok" and found != n_pages:
+            out.append(
+                f"{base / DOCS_FILE}: document {doc_id!r} has n_pages {n_pages} but {PAGES_FILE} holds "
+                f"{found} of its pages"
+            )
+    return out
+
+
+def require_consistent(root: str | os.PathLike[str]) -> None:
+    """Return when :func:`cross_check` finds nothing; else raise one :class:`NclueError` line: the first
+    disagreement, how many more, and the fix (re-running ingest rewrites both files)."""
+    found = cross_check(root)
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise NclueError(f"{found[0]}{more}; {DOCS_FILE} and {PAGES_FILE} disagree — {consistency_fix(root)}")
+
+
+def consistency_fix(root: str | os.PathLike[str]) -> str:
+    """The fix for a collection whose two tables disagree: re-running ingest (which resumes and reuses)."""
+    return (
+        f"re-run `nclue ingest PDF_DIR {Path(root)}` to rewrite both (it finishes an interrupted ingest; "
+        "unchanged PDFs are not extracted again)"
+    )
+
+
 class PageStore:
     """Read access to a collection directory's page store.
 
@@ -134,14 +231,7 @@ class PageStore:
     @classmethod
     def open(cls, root: str | os.PathLike[str]) -> PageStore:
         """Open a collection; raise :class:`NclueError` naming what is missing and how to build it."""
-        base = Path(root)
-        if not base.is_dir():
-            raise NclueError(f"{base}: collection directory not found; build it with `nclue ingest PDF_DIR {base}`")
-        missing = [name for name in (DOCS_FILE, PAGES_FILE) if not (base / name).is_file()]
-        if missing:
-            raise NclueError(
-                f"{base}: not a collection (missing {', '.join(missing)}); build it with `nclue ingest PDF_DIR {base}`"
-            )
+        base = _collection_dir(root)
         store = cls(root=base, docs=_read_parquet(base / DOCS_FILE, DOCS_SCHEMA))
         store._index  # noqa: B018 - read the page index now, so a damaged pages.parquet is reported at open
         return store

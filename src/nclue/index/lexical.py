@@ -496,9 +496,22 @@ def index_exists(collection_dir: str | os.PathLike[str]) -> bool:
     return (Path(collection_dir) / INDEX_DIR / META_FILE).is_file()
 
 
+def index_present(collection_dir: str | os.PathLike[str]) -> bool:
+    """Whether ``collection_dir`` has a lexical index folder, complete or not (a build only ever
+    renames a finished one into place, so one without ``nclue.json`` is damaged)."""
+    return (Path(collection_dir) / INDEX_DIR).exists()
+
+
 def verify_lexical_index(collection_dir: str | os.PathLike[str]) -> list[str]:
-    """Full check of the lexical index: every file's SHA-256 against the build's, and freshness."""
+    """Full check of the lexical index: its ``nclue.json``, every file's SHA-256 against the build's,
+    and freshness. Returns one line per problem (empty when the index is intact)."""
     base = Path(collection_dir)
+    meta = base / INDEX_DIR / META_FILE
+    if not meta.is_file():
+        return [
+            f"{meta}: missing (the record of the index's settings and file hashes); "
+            f"rebuild it with `nclue index {base} --lexical`"
+        ]
     try:
         index = LexicalIndex(base)
     except NclueError as exc:
