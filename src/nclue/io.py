@@ -185,6 +185,58 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, An
         yield number, obj
 
 
+def json_kind(obj: Any) -> str:
+    """What ``obj`` is in JSON terms, for error messages: ``an object``, ``an array``, ``a number``, …"""
+    if isinstance(obj, dict):
+        return "an object"
+    if isinstance(obj, list):
+        return "an array"
+    if isinstance(obj, str):
+        return "a string"
+    if isinstance(obj, bool):
+        return f"the literal {str(obj).lower()}"
+    return "null" if obj is None else "a number"
+
+
+def read_json(path: str | os.PathLike[str], fix: str, what: str = "JSON file") -> Any:
+    """The parsed JSON document at ``path`` (a leading UTF-8 byte-order mark is ignored).
+
+    Every way the file can be unusable raises one :class:`NclueError` line naming ``path``, what
+    is wrong and ``fix`` (e.g. ``"re-run `nclue coverage freeze`"``): missing or unreadable, not
+    UTF-8, not complete JSON (truncated, garbage, NaN/Infinity), or nested deeper than Python's
+    parser can follow (its ``RecursionError``). ``what`` names the file in the "not a complete …"
+    message.
+    """
+    p = Path(path)
+    try:
+        text = p.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        raise NclueError(f"{p}: file not found; {fix}") from None
+    except UnicodeDecodeError as exc:
+        raise NclueError(f"{p}: not UTF-8 text (byte {exc.start + 1} of the file); {fix}") from None
+    except OSError as exc:
+        raise NclueError(f"{p}: cannot read ({exc.strerror or exc}); {fix}") from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise NclueError(
+            f"{p}: not a complete {what} ({exc.msg} at line {exc.lineno} column {exc.colno}); {fix}"
+        ) from None
+    except RecursionError:
+        raise NclueError(f"{p}: JSON nested too deeply to read (beyond Python's recursion limit); {fix}") from None
+    except ValueError as exc:
+        raise NclueError(f"{p}: not valid JSON ({exc}); {fix}") from None
+
+
+def read_json_object(path: str | os.PathLike[str], fix: str, what: str = "JSON file") -> dict[str, Any]:
+    """The JSON object at ``path``: :func:`read_json`, and one error line (ending with ``fix``)
+    when the document is an array, a string, a number or a literal instead of an object."""
+    obj = read_json(path, fix, what)
+    if not isinstance(obj, dict):
+        raise NclueError(f"{path}: expected a JSON object, got {json_kind(obj)}; {fix}")
+    return obj
+
+
 def json_safe(obj: Any) -> Any:
     """Replace NaN/inf floats by ``None`` recursively (files are written with ``allow_nan=False``)."""
     if isinstance(obj, float):

@@ -15,11 +15,19 @@ conditions the packet does not have, or an accepted item breaks a rule of
 :mod:`nclue.audit.validate` (a positive without a page, a quote that is not on its page, …).
 Only accepted items count as completed. Several exports with identical decisions, pages and
 quotes are one response stream: the later ones are flagged and collapsed.
+
+The digest is an unkeyed SHA-256 that anyone can recompute, so it catches accidental edits,
+damage and truncation, not a deliberate forger: an export rewritten with its digest recomputed
+is accepted. What an evaluator cannot change is the audit directory, which stays with the
+administrator (only the HTML packet is handed out): every export is checked against the
+packet stored there — its items, conditions and pages, and each quote against the stored page
+text — so a forged export can only give answers the real packet allows. Nothing proves who
+wrote those answers; where that matters, keep each export as received (or its SHA-256) where
+evaluators cannot write.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +38,7 @@ from nclue.audit.params import EXPORT_FORMAT
 from nclue.audit.store import AuditDir
 from nclue.audit.validate import condition_label, condition_problems
 from nclue.errors import NclueError
-from nclue.io import dumps_canonical, sha256_bytes
+from nclue.io import dumps_canonical, read_json, sha256_bytes
 
 STATUSES = ("empty", "draft", "accepted")
 
@@ -87,26 +95,20 @@ class ExportSet:
 
 
 def export_digest(packet_id: str, evaluator: str, items: Any) -> str:
-    """The digest a packet writes: SHA-256 of the canonical JSON of ``{packet_id, evaluator, items}``."""
+    """The digest a packet writes: SHA-256 of the canonical JSON of ``{packet_id, evaluator, items}``.
+
+    Unkeyed, so it detects accidental edits and truncation, not a forger who recomputes it (see
+    the module docstring)."""
     body = {"packet_id": packet_id, "evaluator": evaluator, "items": items}
     return sha256_bytes(dumps_canonical(body).encode("utf-8", "surrogatepass"))
 
 
 def load_json(path: Path) -> dict:
-    """The parsed export at ``path``; a truncated or foreign file is refused with the reason."""
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise NclueError(f"{path}: export not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise NclueError(f"{path}: cannot read the export ({exc})") from None
-    try:
-        obj = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise NclueError(
-            f"{path}: not a complete JSON export ({exc.msg} at line {exc.lineno}); the file is truncated or damaged "
-            "— export it again from the packet"
-        ) from None
+    """The parsed export at ``path``; a missing, truncated, too deeply nested or foreign file is
+    refused with the reason (see :func:`nclue.io.read_json`)."""
+    if not path.is_file():
+        raise NclueError(f"{path}: export not found" + (" (it is a folder)" if path.is_dir() else ""))
+    obj = read_json(path, "the file is truncated or damaged — export it again from the packet", "JSON export")
     if not isinstance(obj, dict) or obj.get("format") != EXPORT_FORMAT:
         raise NclueError(f'{path}: not an nclue audit export (no "format": "{EXPORT_FORMAT}")')
     return obj
@@ -131,8 +133,9 @@ def read_export(path: str | os.PathLike[str], audit: AuditDir) -> Export:
         raise NclueError(f"{p}: 'items' is missing or not a list; the file is damaged — export it again")
     if obj.get("digest") != export_digest(packet_id, evaluator, items):
         raise NclueError(
-            f"{p}: edited after export (its digest does not match its answers); tampered or hand-edited exports are "
-            "refused — import it into the packet, check every item and export again"
+            f"{p}: edited after export (its digest does not match its answers, so it was changed by hand or "
+            "damaged); tampered or hand-edited exports are refused when their digest is stale — import it into the "
+            "packet, check every item and export again"
         )
     payload, _ = audit.load_packet(packet_id)
     shown = {item["id"]: (pos, item) for pos, item in enumerate(payload["items"], start=1)}

@@ -15,7 +15,6 @@ live only in ``key.jsonl`` and the ``*.admin.json`` files.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -26,7 +25,7 @@ from typing import Any
 
 from nclue.audit.params import FORMAT_VERSION, KINDS
 from nclue.errors import NclueError, where
-from nclue.io import dumps_canonical, iter_jsonl, sha256_bytes, sha256_file, write_json, write_jsonl
+from nclue.io import dumps_canonical, iter_jsonl, read_json_object, sha256_bytes, sha256_file, write_json, write_jsonl
 from nclue.release import Release
 
 MANIFEST = "audit.json"
@@ -34,6 +33,14 @@ KEY = "key.jsonl"
 PACKETS = "packets"
 AUDIT_FORMAT = "nclue-audit"
 _VERSION = re.compile(r"\.v(\d+)$")
+RESTORE = (
+    "restore it from a backup of the audit directory, or re-create the audit with `nclue audit sample` and the "
+    "same options"
+)
+REBUILD_PACKET = (
+    "restore it from a backup of the audit directory, or rebuild the packet with the command and options that "
+    "built it (`nclue audit packet` with the same options rebuilds the same blind packet)"
+)
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,13 @@ class PairKey:
             raise NclueError(f"{loc}: damaged key row ({exc!r}); rebuild the audit with `nclue audit sample`") from None
 
 
+def _listed(names: list[str], noun: str, shown: int = 5) -> str:
+    """``item a, b, c`` / ``items a, …, e and 7 more``: the first ``shown`` names of a list, counted."""
+    head = ", ".join(names[:shown])
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return f"{noun}{'s' if len(names) > 1 else ''} {head}{more}"
+
+
 def qrels_version(path: Path) -> int:
     """The version number of a qrels file: ``N`` for ``qrels.vN.jsonl``, else 1 (a release's own qrels)."""
     match = _VERSION.search(Path(path).name.removesuffix(".jsonl").removesuffix(".tsv"))
@@ -139,7 +153,7 @@ class AuditDir:
         audit_id = sha256_bytes(dumps_canonical({"m": manifest, "pairs": [p.to_json() for p in rows]}).encode())[:16]
         full = {"format": AUDIT_FORMAT, "format_version": FORMAT_VERSION, **manifest, "audit_id": audit_id}
         if (base / MANIFEST).is_file():
-            old = json.loads((base / MANIFEST).read_text(encoding="utf-8"))
+            old = read_json_object(base / MANIFEST, "choose a new audit directory")
             if old.get("audit_id") != audit_id and any((base / PACKETS).glob("*.json")):
                 raise NclueError(
                     f"{base}: holds another audit ({old.get('audit_id')}) with packets; choose a new directory "
@@ -159,10 +173,7 @@ class AuditDir:
             raise NclueError(
                 f"{base}: not an audit directory (no {MANIFEST}); create one with `nclue audit sample BENCH -o {base}`"
             )
-        try:
-            manifest = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise NclueError(f"{path}: damaged ({exc}); rebuild the audit with `nclue audit sample`") from None
+        manifest = read_json_object(path, RESTORE)
         if manifest.get("format") != AUDIT_FORMAT or manifest.get("kind") not in KINDS:
             raise NclueError(f"{path}: not an nclue audit manifest")
         pairs = tuple(PairKey.from_json(row, where(base / KEY, line)) for line, row in iter_jsonl(base / KEY))
@@ -212,18 +223,47 @@ class AuditDir:
         return sorted(p.name.removesuffix(".json") for p in folder.glob("*.json") if not p.name.endswith(".admin.json"))
 
     def load_packet(self, packet_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The stored payload and administrator file of ``packet_id``."""
+        """The stored payload and administrator file of ``packet_id``, checked against each other and
+        against ``key.jsonl`` (every item of the payload has its pair in both)."""
         visible, private = self.packet_paths(packet_id)
-        if not visible.is_file() or not private.is_file():
+        if not visible.is_file():
             known = ", ".join(self.packet_ids()) or "none"
             raise NclueError(
                 f"{self.root}: no packet {packet_id!r} in this audit (packets: {known}); the export belongs to "
                 "another audit or packet"
             )
-        return (
-            json.loads(visible.read_text(encoding="utf-8")),
-            json.loads(private.read_text(encoding="utf-8")),
-        )
+        if not private.is_file():
+            raise NclueError(
+                f"{private}: the administrator file of packet {packet_id} is missing, so its items cannot be "
+                f"matched to their query-document pairs and the packet cannot be scored; {REBUILD_PACKET}"
+            )
+        payload, admin = read_json_object(visible, REBUILD_PACKET), read_json_object(private, REBUILD_PACKET)
+        self._check_packet(packet_id, payload, admin)
+        return payload, admin
+
+    def _check_packet(self, packet_id: str, payload: dict[str, Any], admin: dict[str, Any]) -> None:
+        """Refuse a packet whose administrator file or key rows lost items (returns nothing when whole)."""
+        visible, private = self.packet_paths(packet_id)
+        items, rows = payload.get("items"), admin.get("items")
+        if not isinstance(items, list):
+            raise NclueError(f"{visible}: damaged (no 'items' list); {REBUILD_PACKET}")
+        if not isinstance(rows, dict):
+            raise NclueError(f"{private}: damaged (no 'items' table); {REBUILD_PACKET}")
+        shown = [str(item.get("id")) if isinstance(item, dict) else "?" for item in items]
+        unmapped = [
+            iid for iid in shown if not isinstance(rows.get(iid), dict) or not isinstance(rows[iid].get("pair"), str)
+        ]
+        if unmapped:
+            raise NclueError(
+                f"{private}: no pair for {_listed(unmapped, 'item')} of packet {packet_id}; the packet cannot be "
+                f"scored — {REBUILD_PACKET}"
+            )
+        lost = [f"{iid} (pair {rows[iid]['pair']})" for iid in shown if rows[iid]["pair"] not in self.by_pair]
+        if lost:
+            raise NclueError(
+                f"{self.root / KEY}: rows lost — {_listed(lost, 'item')} of packet {packet_id} "
+                f"{'has' if len(lost) == 1 else 'have'} no key row, so the packet cannot be scored; {RESTORE}"
+            )
 
     def packets_of_kind(self, *kinds: str) -> list[str]:
         """Ids of the stored packets of the given kinds."""

@@ -10,7 +10,6 @@ across blocks (seed, "Sel.+Holm p").
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from nclue.errors import NclueError
+from nclue.io import read_json
 from nclue.scoring.benchmark import Benchmark
 from nclue.scoring.metrics import GOLD_FIRST, MISS, SUBSET_FIRST, Scores
 from nclue.scoring.results import HEADLINE, BlockTest, Comparison, Contrast
@@ -52,12 +52,7 @@ class Block:
 def read_blocks(path: str | Path, default_base: str) -> list[Block]:
     """Read ``{"blocks": [{"name", "endpoints": [...], "base"?, "display"?}, ...]}``."""
     p = Path(path)
-    try:
-        obj = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise NclueError(f'{p}: cannot read blocks file ({exc}); expected JSON {{"blocks": [...]}}') from None
-    except RecursionError:
-        raise NclueError(f'{p}: nested too deeply to be a blocks file; expected JSON {{"blocks": [...]}}') from None
+    obj = read_json(p, 'expected a blocks file, JSON {"blocks": [...]}', "blocks file")
     items = obj.get("blocks") if isinstance(obj, dict) else None
     if not isinstance(items, list):
         raise NclueError(f'{p}: expected {{"blocks": [{{"name": ..., "endpoints": [run, ...]}}]}}')

@@ -21,7 +21,6 @@ frozen vectors and evidence; any difference refuses.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import tempfile
 from collections.abc import Callable, Sequence
@@ -35,7 +34,15 @@ from nclue.errors import NclueError
 from nclue.evidence.model import Calibration
 from nclue.evidence.signals import EvidenceSource
 from nclue.index.duplicates import SHINGLE, DuplicatePairs, open_duplicates, text_duplicates
-from nclue.io import dumps_canonical, iter_jsonl, sha256_bytes, sha256_file, write_json, write_jsonl
+from nclue.io import (
+    dumps_canonical,
+    iter_jsonl,
+    read_json_object,
+    sha256_bytes,
+    sha256_file,
+    write_json,
+    write_jsonl,
+)
 from nclue.models.encoder import Encoder
 from nclue.release import BEIR_QRELS, QRELS_FILE, QUERIES_FILE
 from nclue.select import encode as encode_mod
@@ -53,6 +60,7 @@ RANKINGS_FILE = "rankings.jsonl"
 GROUPS_FILE = "near_duplicates.json"
 METHOD_FILE = "method.json"
 MANIFEST_FILE = "manifest.json"
+REFREEZE = "the freeze is damaged: restore its folder from a backup or re-run `nclue coverage freeze`"
 DEFAULT_K = 5
 NEAR_DUPLICATES = SelectOptions.near_duplicates
 # label-free code whose behaviour the rankings and the frozen evidence depend on, relative to the nclue package
@@ -262,7 +270,7 @@ def save_groups(path: Path, tasks: list[Task], groups: dict[str, np.ndarray]) ->
 
 def load_groups(path: Path, tasks: list[Task]) -> dict[str, np.ndarray]:
     """Read ``near_duplicates.json`` back into per-task group arrays (pool order)."""
-    saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    saved = read_json_object(path, REFREEZE) if path.is_file() else {}
     out = {}
     for t in tasks:
         position = {d: i for i, d in enumerate(t.pool)}
@@ -303,10 +311,7 @@ def read_adapter(task_dir: Path) -> dict:
     path = task_dir / ADAPTER_FILE
     if not path.is_file():
         return {}
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise NclueError(f"{path}: unreadable ({exc}); re-run `nclue coverage adapt`") from None
+    return read_json_object(path, "re-run `nclue coverage adapt` to write it again")
 
 
 def _stamp_dir(root: Path) -> Path:
@@ -548,6 +553,19 @@ def load_evidence(frozen: Path, tasks: list[Task]) -> FrozenEvidence | None:
     return FrozenEvidence.load(path, tasks) if path.is_file() else None
 
 
+def read_method(frozen: Path) -> dict:
+    """``method.json`` of a freeze folder, or ``{}`` when it is gone (the manifest's hash then
+    refuses it). A damaged file — not a JSON object, or without ``k`` and ``selectors`` — is one
+    error line naming it."""
+    path = frozen / METHOD_FILE
+    if not path.is_file():
+        return {}
+    method = read_json_object(path, REFREEZE)
+    if not isinstance(method.get("k"), int) or not isinstance(method.get("selectors"), list):
+        raise NclueError(f"{path}: damaged (no integer 'k' or no 'selectors' list); {REFREEZE}")
+    return method
+
+
 def verify_freeze(task_dir: str | Path, freeze_dir: str | Path, freeze_id: str | None = None) -> tuple[dict, dict]:
     """Check every hash of the manifest and re-derive every ranking; returns (manifest, method).
 
@@ -556,11 +574,11 @@ def verify_freeze(task_dir: str | Path, freeze_dir: str | Path, freeze_id: str |
     """
     src = Path(task_dir)
     frozen = resolve_freeze(freeze_dir, freeze_id)
-    try:
-        manifest = json.loads((frozen / MANIFEST_FILE).read_text(encoding="utf-8"))
-        outputs, inputs, code = manifest["outputs"], manifest["inputs"], manifest["code"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise NclueError(f"{frozen / MANIFEST_FILE}: damaged ({exc}); re-freeze") from None
+    manifest = read_json_object(frozen / MANIFEST_FILE, REFREEZE)
+    lacking = [name for name in ("outputs", "inputs", "code") if not isinstance(manifest.get(name), dict)]
+    if lacking:
+        raise NclueError(f"{frozen / MANIFEST_FILE}: damaged (no {' or '.join(lacking)} table); {REFREEZE}")
+    outputs, inputs, code = manifest["outputs"], manifest["inputs"], manifest["code"]
     changed: list[str] = []
     for name, digest in outputs.items():
         if not (frozen / name).is_file() or sha256_file(frozen / name) != digest:
@@ -572,7 +590,7 @@ def verify_freeze(task_dir: str | Path, freeze_dir: str | Path, freeze_id: str |
     for rel in sorted(set(current) | set(code)):
         if current.get(rel) != code.get(rel):
             changed.append(f"code {rel}")
-    method = json.loads((frozen / METHOD_FILE).read_text(encoding="utf-8")) if (frozen / METHOD_FILE).is_file() else {}
+    method = read_method(frozen)
     if sha256_bytes(dumps_canonical(method).encode("utf-8")) != manifest.get("method_sha256"):
         changed.append("method description")
     if changed:
