@@ -57,8 +57,11 @@ def report(
     masking_dir = masking if masking is not None else out / MASK_DIR
     if collection is not None:
         from nclue.report.masking import run_masking, systems_to_mask
+        from nclue.report.provenance import check_collection, check_run_files
 
         manifest = read_run_manifest(run_dir)
+        check_collection(collection, run_dir, manifest)
+        check_run_files(run_dir, manifest)
         form = manifest["spec"].get("form", "clean_v2")
         fair = [n for n, m in manifest["runs"].items() if m.get("form", form) == form]
         produced = run_masking(

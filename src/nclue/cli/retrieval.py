@@ -225,13 +225,15 @@ def run(
         return
     if not system:
         raise NclueError("name at least one --system (e.g. -s 'bm25.decompose(distinct)') or give --matrix FILE")
+    from nclue.io import exclusive_lock, writable_dir
     from nclue.systems.preflight import require_indexes
     from nclue.systems.run import run_systems
 
     require_indexes(collection, system, "running " + ", ".join(system))  # before an engine starts
-    with open_engine(engine.value, workers, ray_address) as runner:
+    out = writable_dir(output, "run folder")
+    with exclusive_lock(out, "run folder"), open_engine(engine.value, workers, ray_address) as runner:
         report = run_systems(
-            bench, collection, system, form=form.value, out_dir=output, depth=depth, progress=True, engine=runner
+            bench, collection, system, form=form.value, out_dir=out, depth=depth, progress=True, engine=runner
         )
     for path in report.files:
         console.print(f"wrote {path}", highlight=False, markup=False)

@@ -219,13 +219,17 @@ def masking_study(
     n_boot: int,
     seed: int,
     release_hashes: Mapping[str, str],
+    collection_pages: str | None = None,
 ) -> tuple[MaskingStudy | None, list[Path]]:
     """Table S5a from the masked runs in ``masking_dir`` (``None`` when none exists) and the files it read.
 
     ``full_runs`` maps each system to its unmasked run name in ``scores``; ``release_hashes``
-    (:attr:`nclue.release.Release.hashes`) must match the release the masked runs were made from.
+    (:attr:`nclue.release.Release.hashes`) must match the release the masked runs were made from,
+    and ``collection_pages`` (the full runs' ``pages.parquet`` SHA-256, ``None`` if unrecorded)
+    the collection they searched.
     """
     from nclue.errors import NclueError
+    from nclue.report.provenance import check_masked_collection
     from nclue.scoring import load_run, metric_matrix, score_runs
     from nclue.stats import bootstrap_ci
 
@@ -237,6 +241,7 @@ def masking_study(
             f"{masking_dir}: the masked runs were made from another release ({', '.join(stale)} changed); "
             "rerun `nclue report BENCH RUN_DIR -o OUT --collection COLL` to redo them"
         )
+    check_masked_collection(masking_dir, made_from, collection_pages)
     entries = {n: e for n, e in manifest.get("runs", {}).items() if e.get("system") in full_runs}
     if not entries:
         return None, []

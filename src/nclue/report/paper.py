@@ -47,6 +47,7 @@ from nclue.report.difficulty import DifficultyStudy
 from nclue.report.label import LabelExample
 from nclue.report.masking import MaskingStudy
 from nclue.report.paraphrase import PARAPHRASE, ProbeRow, probe_table
+from nclue.report.provenance import check_bench, check_run_files, runs_pages_fingerprint
 from nclue.report.shift import ShiftStudy
 from nclue.runfile import run_name, run_path
 from nclue.scoring.results import (
@@ -352,8 +353,13 @@ def compute_report(
     shift: tuple[str | os.PathLike[str], str | os.PathLike[str]] | None = None,
     qrels: str | os.PathLike[str] | None = None,
     masking_dir: str | os.PathLike[str] | None = None,
+    check_inputs: bool = True,
 ) -> PaperReport:
     """Every table's numbers from the frozen runs and qrels (deterministic for a seed).
+
+    The run files, benchmark and masked runs must be those ``matrix.json`` recorded
+    (:mod:`nclue.report.provenance`); ``check_inputs=False`` leaves that to the caller
+    (``nclue reproduce`` checks every input against its freeze and reports each change).
 
     ``shift`` names the SourceShift release and run directory (Tables S3–S4 and the second
     column of S1i). Masked runs (Table S5a) are read from ``masking_dir`` when given and
@@ -375,6 +381,8 @@ def compute_report(
     require_seed(seed)
     bench_path, runs_path = Path(bench_dir), Path(run_dir)
     manifest = read_run_manifest(runs_path)
+    if check_inputs:
+        check_run_files(runs_path, manifest)
     k = int(manifest["spec"].get("k", 10))
     default_form = manifest["spec"].get("form", DEFAULT_FORM)
     meta = manifest["runs"]
@@ -384,6 +392,8 @@ def compute_report(
         raise NclueError(f"{runs_path}: run files missing for {', '.join(missing)}; rerun `nclue run --matrix`")
     control_paths = sorted((bench_path / CONTROL_DIR).glob("*.jsonl"))
     release = Release.open(bench_path, qrels=qrels, require_qrels=True)
+    if check_inputs:
+        check_bench(bench_path, runs_path, manifest, release.hashes)
     bench = Benchmark.from_release(release)
     runs = [load_run(run_path(runs_path, n), bench, name=n) for n in names]
     controls = [load_run(p, bench) for p in control_paths]
@@ -438,7 +448,14 @@ def compute_report(
     masking, masked_files, masking_path = None, [], None
     if masking_dir is not None and Path(masking_dir).is_dir():
         masking, masked_files = masking_study(
-            bench, scores, Path(masking_dir), {s: s for s in systems_to_mask(fair)}, n_boot, seed, release.hashes
+            bench,
+            scores,
+            Path(masking_dir),
+            {s: s for s in systems_to_mask(fair)},
+            n_boot,
+            seed,
+            release.hashes,
+            runs_pages_fingerprint(runs_path, manifest) if check_inputs else None,
         )
         masking_path = str(masking_dir) if masking is not None else None
     for path in masked_files:
@@ -467,7 +484,7 @@ def compute_report(
                         - metric_matrix(scores, "n_clue_score")[scores.index(c["base"])]
                     )
                     dev_deltas[(c["base"], v)] = 100.0 * float(diff.mean())
-        shift_study = compute_shift(shift_bench, shift_runs, n_boot, n_draws, seed, dev_deltas)
+        shift_study = compute_shift(shift_bench, shift_runs, n_boot, n_draws, seed, dev_deltas, check_inputs)
         shift_paths = {"bench": str(shift_bench), "runs": str(shift_runs)}
         shift_release = Release.open(shift_bench, require_qrels=True)
         for key, digest in release_file_hashes(shift_bench, shift_release.hashes).items():
@@ -629,4 +646,37 @@ def write_report(
     freeze = out / frozen_name(report.qrels["path"] if report.qrels else None)
     write_json(freeze, data)
     written.append(freeze)
+    drop_stale_outputs(out, written)
     return written
+
+
+REPORT_FILES = "report-files.json"
+
+
+def drop_stale_outputs(out: Path, written: list[Path]) -> list[str]:
+    """Delete what the previous report in ``out`` wrote and this one did not; record this one's files.
+
+    A report without SourceShift or masking runs writes fewer tables than one with them, so a
+    reused folder would otherwise show another benchmark's Table S3 next to this one's S1.
+    Only files listed in ``REPORT_FILES`` by an earlier report are deleted (never a file nclue
+    did not write), and freezes (``frozen*.json``) are kept: each names the inputs it holds,
+    and ``nclue reproduce`` checks them. Returns the deleted names.
+    """
+    record = out / REPORT_FILES
+    names = sorted({p.relative_to(out).as_posix() for p in written})
+    previous: list[str] = []
+    if record.is_file():
+        try:
+            listed = json.loads(record.read_text(encoding="utf-8")).get("files", [])
+            previous = [n for n in listed if isinstance(n, str)]
+        except (ValueError, AttributeError):
+            previous = []
+    stale = [
+        n
+        for n in previous
+        if n not in names and not Path(n).name.startswith("frozen") and "/" not in n and (out / n).is_file()
+    ]
+    for name in stale:
+        (out / name).unlink()
+    write_json(record, {"files": names})
+    return stale

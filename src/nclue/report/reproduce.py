@@ -205,6 +205,7 @@ def verify(
         shift=(shift["bench"], shift["runs"]) if shift else None,
         qrels=qrels,
         masking_dir=masking_dir,
+        check_inputs=False,
     )
     result.recomputed = fresh
     result.cell_failures, result.cells_checked = compare_cells(frozen, fresh.to_json(), limits)

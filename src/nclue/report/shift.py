@@ -190,11 +190,14 @@ def compute_shift(
     n_draws: int,
     seed: int,
     dev_deltas: Mapping[tuple[str, str], float] | None = None,
+    check_inputs: bool = True,
 ) -> ShiftStudy:
     """The SourceShift study from its release and its matrix run directory (see the module docstring).
 
     ``dev_deltas`` maps ``(base, variant)`` to the development benchmark's ΔScore (pp) of the
-    same pair, to state where the direction reverses between benchmarks.
+    same pair, to state where the direction reverses between benchmarks. ``check_inputs``: the
+    run files and release must be those the runs' ``matrix.json`` recorded
+    (:mod:`nclue.report.provenance`).
     """
     import json
 
@@ -204,6 +207,7 @@ def compute_shift(
     from nclue.errors import NclueError
     from nclue.release import Release
     from nclue.report.paper import read_run_manifest
+    from nclue.report.provenance import check_bench, check_run_files
     from nclue.scoring import Benchmark, load_run, metric_matrix, score_runs
     from nclue.stats import bootstrap_ci, paired_randomization, spearman_matrix
 
@@ -212,6 +216,9 @@ def compute_shift(
     default_form = manifest["spec"].get("form", "clean_v2")
     meta = manifest["runs"]
     release = Release.open(bench_path, require_qrels=True)
+    if check_inputs:
+        check_run_files(runs_path, manifest)
+        check_bench(bench_path, runs_path, manifest, release.hashes)
     bench = Benchmark.from_release(release)
     runs = [load_run(run_path(runs_path, n), bench, name=n) for n in meta]
     scores = score_runs(bench, runs, k=int(manifest["spec"].get("k", 10)))
