@@ -130,8 +130,8 @@ def test_ray_runs_equal_local_runs(ray_cluster: str, lexical_bench: tuple[Path, 
     assert cli("run", bench, coll, *systems, "-o", tmp_path / "local").exit_code == 0
     result = cli("run", bench, coll, *systems, "-o", tmp_path / "ray", "--engine", "ray", "--ray-address", ray_cluster)
     assert result.exit_code == 0, result.output
-    names = sorted(p.name for p in (tmp_path / "local").iterdir())
-    assert len(names) == 6 and names == sorted(p.name for p in (tmp_path / "ray").iterdir())
+    names = sorted(run_files(tmp_path / "local"))
+    assert len(names) == 6 and names == sorted(run_files(tmp_path / "ray"))
     for name in names:
         assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "ray" / name).read_bytes(), name
 

@@ -316,5 +316,7 @@ def test_masked_runs_of_another_release_are_refused(study_runs, tmp_path: Path) 
     rows = [json.loads(line) for line in (copy / "queries.jsonl").read_text().splitlines()]
     rows[0]["forms"]["raw"] = rows[0]["forms"]["raw"] + " (edited)"
     (copy / "queries.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    with pytest.raises(NclueError, match="masked runs were made from another release .*queries.jsonl"):
+    with pytest.raises(NclueError, match="queries.jsonl is not the one the runs in .* read"):
         compute_report(copy, runs, n_boot=50, n_draws=100, masking_dir=runs.parent / "masking")
+    with pytest.raises(NclueError, match="masked runs were made from another release .*queries.jsonl"):
+        compute_report(copy, runs, n_boot=50, n_draws=100, masking_dir=runs.parent / "masking", check_inputs=False)
