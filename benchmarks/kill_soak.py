@@ -3,7 +3,7 @@ rerun each until it finishes, and compare every output byte for byte with an uni
 
 Usage::
 
-    .venv/bin/python benchmarks/kill_soak.py COLLECTION --kills 20 --seed 7 [--out soak.json]
+    .venv/bin/python benchmarks/kill_soak.py COLLECTION --kills 20 --seed 7 [--index all] [--out soak.json]
 
 COLLECTION is an ingested collection (e.g. ``tests/fixtures/collection``); it is copied, never
 changed. Each stage first runs once uninterrupted (its wall time ``T``); then, ``kills`` times in
@@ -13,6 +13,11 @@ rerun to completion. Every file the stage writes must then equal the reference's
 records of timing and place (``matrix.json`` is compared without ``seconds``, the spec's path and
 the index fingerprints, which hash file mtimes by design so that a rebuilt index reruns its runs)
 and the folder locks. A kill that comes after the command already finished is counted as missed.
+
+The index stage is ``nclue index COLL --lexical`` by default (under a second) or, with ``--index
+all``, ``nclue index COLL --all``: lexical, duplicates, dense vectors and the token index of the
+late-interaction systems, so kills land inside the encoder pass and its shard writes. The rerun is
+the same command without ``--rebuild``: it resumes from what the killed attempt left.
 """
 
 from __future__ import annotations
@@ -56,11 +61,14 @@ BUILD_FLAGS = [
 ]
 
 
-def stages(root: Path) -> list[tuple[str, list[str], Path]]:
+INDEX_MODES = ("lexical", "all")
+
+
+def stages(root: Path, index: str = "lexical") -> list[tuple[str, list[str], Path]]:
     """``(name, argv, output folder)`` of the three stages, in the order they depend on each other."""
     coll, bench, runs = root / "coll", root / "bench", root / "runs"
     return [
-        ("index --lexical", [*NCLUE, "index", str(coll), "--lexical", "--rebuild"], coll / "index"),
+        (f"index --{index}", [*NCLUE, "index", str(coll), f"--{index}"], coll / "index"),
         ("build", [*NCLUE, "build", str(coll), "-o", str(bench), *BUILD_FLAGS], bench),
         (
             "run --matrix",
@@ -117,7 +125,7 @@ def kill_after(argv: list[str], delay: float) -> bool:
         return True
 
 
-def soak(collection: Path, kills: int, seed: int) -> dict:
+def soak(collection: Path, kills: int, seed: int, index: str = "lexical") -> dict:
     """The soak's record: per stage, reference time, kills that landed, and whether outputs matched."""
     rng = np.random.default_rng(seed)
     with tempfile.TemporaryDirectory(prefix="nclue-soak-") as tmp:
@@ -125,12 +133,12 @@ def soak(collection: Path, kills: int, seed: int) -> dict:
         prepare(collection, ref)
         prepare(collection, test)
         record, reference_out = {}, {}
-        for name, argv, out in stages(ref):
+        for name, argv, out in stages(ref, index):
             seconds = run_to_end(argv)
             record[name] = {"reference_seconds": round(seconds, 2), "kills": 0, "missed": 0, "delays": []}
             reference_out[name] = out
         order = [list(record)[i % len(record)] for i in range(kills)]
-        for name, argv, out in stages(test):
+        for name, argv, out in stages(test, index):
             entry = record[name]
             for _ in range(order.count(name)):
                 shutil.rmtree(out, ignore_errors=True)  # each kill interrupts real work, not a resume that skips it
@@ -156,9 +164,10 @@ def main() -> None:
     parser.add_argument("collection", type=Path)
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--index", choices=INDEX_MODES, default="lexical", help="the index stage's flag")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    record = soak(args.collection, args.kills, args.seed)
+    record = soak(args.collection, args.kills, args.seed, args.index)
     text = json.dumps(record, indent=2, sort_keys=True)
     print(text)
     if args.out:

@@ -125,6 +125,19 @@ def test_cli_build_and_verify(small_collection: Path, tmp_path: Path, cli) -> No
     assert result.exit_code == 0 and "ok" in result.output
 
 
+@pytest.mark.slow
+def test_cli_build_says_when_it_built_fewer_queries_than_asked(small_collection: Path, tmp_path: Path, cli) -> None:
+    """The 12-document fixture supports far fewer than 400 queries: the summary must say so, not
+    leave a user to count the lines of queries.jsonl (issue 28)."""
+    out = tmp_path / "few"
+    flags = [f if f != "40" else "400" for f in SMALL_FLAGS]
+    result = cli("build", small_collection, "-o", out, *flags)
+    assert result.exit_code == 0, result.output
+    built = sum(1 for line in (out / "queries.jsonl").read_text().splitlines() if line.strip())
+    assert 0 < built < 400
+    assert f"asked for 400 queries; this collection gave {built} (" in " ".join(result.output.split())
+
+
 def test_bad_input(tmp_path: Path, make_collection, cli) -> None:
     missing = cli("build", tmp_path / "nope", "-o", tmp_path / "b")
     assert missing.exit_code == 2 and "nclue ingest" in missing.output

@@ -108,6 +108,23 @@ def test_cross_encoder_scorer(workspace, tiny_cross_encoder, monkeypatch):
     assert doc.score == pytest.approx(float(expected), rel=1e-4, abs=1e-5)
 
 
+def test_arms_with_one_scorer_load_its_model_once(workspace, monkeypatch):
+    """``rrf(rerank(A, minilm), rerank(B, minilm))`` loaded the model once per arm (issue 28: a
+    299-arm name was killed at ~20 GB); arms with the same scorer now share one loaded model."""
+    import nclue.models.encoder as encoder
+
+    loads = []
+    real = encoder.load_encoder
+    monkeypatch.setattr(encoder, "load_encoder", lambda *a, **k: loads.append(a) or real(*a, **k))
+    ws = Workspace(workspace.collection_dir)
+    fused = ws.system("rrf(rerank(dense.joint(max), minilm, pool=3), rerank(dense.decompose(min), minilm, pool=2))")
+    first, second = (ws.system(name) for name in ("rerank(dense.joint(max), minilm, pool=3)",
+                                                  "rerank(dense.decompose(min), minilm, pool=2)"))  # fmt: skip
+    assert first.scorer is second.scorer and first.pool == 3 and second.pool == 2
+    assert len(loads) == 1, loads
+    assert fused.search(REQUEST, depth=10)
+
+
 def test_bad_scorers_and_options(workspace, tmp_path, monkeypatch):
     with pytest.raises(NclueError, match="unknown reranking scorer 'ce'.*NCLUE_MODEL_CE=MODEL_DIR"):
         workspace.system("rerank(dense.joint(max), ce)")

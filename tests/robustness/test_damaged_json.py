@@ -132,3 +132,55 @@ def test_a_deeply_nested_blocks_file_is_one_line(release: Path, run_file: Path, 
     other.write_text("".join(json.dumps({**row, "run": "other"}) + "\n" for row in rows))
     done = cli("compare", release, run_file, other, "--blocks", deep, "--draws", 10, "--bootstrap", 10)
     assert_clean(done, 2, "blocks.json", "nested too deeply", "blocks file")
+
+
+def _hostile_json(tmp_path: Path) -> dict[str, Path]:
+    """A folder where a file is expected, a truncated file, NaN, and 200,000-deep nesting."""
+    files = {"folder": tmp_path / "folder.json", "truncated": tmp_path / "cut.json", "nan": tmp_path / "nan.json"}
+    files["folder"].mkdir()
+    files["truncated"].write_text('{"conditions": {')
+    files["nan"].write_text('{"conditions": NaN}')
+    files["deep"] = tmp_path / "deep.json"
+    files["deep"].write_text(DEEP)
+    return files
+
+
+HOSTILE_SAID = {
+    "folder": "cannot read",
+    "truncated": "not a complete",
+    "nan": "NaN is not a valid number",
+    "deep": "nested too deeply",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_SAID))
+def test_user_json_files_are_read_by_the_one_reader(tmp_path: Path, kind: str) -> None:
+    """``--rubric``, adjudication ``--overrides``, a calibration file and a report's ``frozen.json``
+    gave ``IsADirectoryError`` or ``RecursionError`` tracebacks before they used ``nclue.io.read_json``."""
+    from nclue.audit.adjudicate import _read_overrides
+    from nclue.audit.rubric import load_overrides
+    from nclue.errors import NclueError
+    from nclue.evidence.model import Calibration
+    from nclue.report.reproduce import verify
+
+    path = _hostile_json(tmp_path)[kind]
+    report = tmp_path / "report"
+    report.mkdir()
+    frozen = report / "frozen.json"
+    if kind == "folder":
+        frozen.mkdir()
+    else:
+        frozen.write_bytes(path.read_bytes())
+    readers = {
+        "rubric": (lambda: load_overrides(path), 'write {"conditions"'),
+        "overrides": (lambda: _read_overrides(path), 'write {"overrides"'),
+        "calibration": (lambda: Calibration.load(path), "nclue evidence fit"),
+        "frozen": (lambda: verify(tmp_path, tmp_path, report), "`nclue report"),
+    }
+    folder_said = {"calibration": "calibration file not found", "frozen": "nothing frozen here"}
+    for name, (read, fix) in readers.items():
+        said = folder_said.get(name, HOSTILE_SAID[kind]) if kind == "folder" else HOSTILE_SAID[kind]
+        with pytest.raises(NclueError) as caught:
+            read()
+        message = str(caught.value)
+        assert "\n" not in message and said in message and fix in message, (name, message)

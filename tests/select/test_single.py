@@ -144,6 +144,53 @@ def test_a_failed_open_waits_for_the_encoder_thread(indexed, tmp_path):
 
     build_duplicates(indexed)  # opening is then fast: the failure comes while the encoder still loads
     (tmp_path / "bad.json").write_text("{")
-    with pytest.raises(NclueError, match="unreadable calibration"):
+    with pytest.raises(NclueError, match="not a complete calibration file"):
         CoverageSelector(indexed, tmp_path / "bad.json")
     assert not [t for t in threading.enumerate() if t.name == "nclue-encoder"]
+
+
+@pytest.mark.parametrize(
+    ("argument", "value", "said"),
+    [
+        ("query", None, "query must be a string, got None"),
+        ("query", 42, "query must be a string, got int 42"),
+        ("requirements", 42, "requirements must be a list of strings, got int 42"),
+        ("requirements", "pseudocode", "requirements must be a list of strings, got str 'pseudocode'"),
+        ("requirements", [1, 2], "requirements[0] must be a string, got int 1"),
+        ("k", "5", "k must be an integer of at least 1, got str '5'"),
+        ("k", 2.5, "k must be an integer of at least 1, got float 2.5"),
+        ("k", 0, "k must be an integer of at least 1, got int 0"),
+        ("pool_depth", None, "pool_depth must be an integer of at least 1, got None"),
+        ("pool", 3, "pool must be a string, got int 3"),
+        ("selector", None, "selector must be a string, got None"),
+    ],
+)
+def test_python_api_arguments_of_the_wrong_type_are_named(lexical_only, argument, value, said):
+    """``select_documents`` used to leak ``TypeError``/``AttributeError`` for these (issue 28)."""
+    from nclue.errors import NclueError
+    from nclue.select.single import select_documents
+
+    given = {"query": "algorithms", "requirements": ["pseudocode"], "k": 1, "pool_depth": 3} | {argument: value}
+    with pytest.raises(NclueError) as caught:
+        select_documents(lexical_only, **given)
+    assert str(caught.value).startswith(said), str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("argument", "value", "said"),
+    [
+        ("collection", None, "collection must be a path"),
+        ("collection", 7, "collection must be a path"),
+        ("calibration", 3.5, "calibration must be a path"),
+        ("near_duplicates", "0.5", "near_duplicates must be a number, got str '0.5'"),
+        ("near_duplicates", float("nan"), "near_duplicates must be a number, got float nan"),
+    ],
+)
+def test_opening_arguments_of_the_wrong_type_are_named(lexical_only, argument, value, said):
+    from nclue.errors import NclueError
+    from nclue.select.single import CoverageSelector
+
+    given = {"collection": lexical_only} | {argument: value}
+    with pytest.raises(NclueError) as caught:
+        CoverageSelector(**given)
+    assert str(caught.value).startswith(said), str(caught.value)

@@ -22,7 +22,6 @@ started from and loads with ``nclue evaluate BENCH RUNS --qrels AUDIT/qrels.vN.j
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -38,7 +37,7 @@ from nclue.audit.store import AuditDir
 from nclue.audit.text import quote_problem
 from nclue.bench.matching import label as gold_label
 from nclue.errors import NclueError
-from nclue.io import sha256_file, write_json
+from nclue.io import read_json, sha256_file, write_json
 from nclue.release import Release, write_beir_qrels, write_judgments
 from nclue.tables import Table, Tabular
 from nclue.types import Judgment
@@ -234,12 +233,7 @@ def _read_overrides(path: str | os.PathLike[str] | None) -> list[dict]:
     if path is None:
         return []
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise NclueError(f"{p}: overrides file not found") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise NclueError(f"{p}: not JSON ({exc})") from None
+    data = read_json(p, 'write {"overrides": [{"item": ID, "decision": ...}]} or a JSON list of them', "overrides file")
     rows = data.get("overrides") if isinstance(data, dict) else data
     if not isinstance(rows, list):
         raise NclueError(f'{p}: give a list of overrides (or {{"overrides": [...]}})')

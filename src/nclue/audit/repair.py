@@ -26,7 +26,6 @@ rank 9. It measures recall for known positives, not document-wide recall for unk
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -41,7 +40,7 @@ from nclue.audit.rubric import load_overrides
 from nclue.audit.store import AuditDir
 from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
-from nclue.io import write_json
+from nclue.io import read_json_object, write_json
 from nclue.tables import Table, Tabular
 
 REPAIR_FILE = "repair.json"
@@ -282,4 +281,4 @@ def load_repair(audit: AuditDir) -> dict:
             f"{audit.root}: no {REPAIR_FILE}; apply the repair policy first with "
             f"`nclue audit repair {audit.root} EXPORT_A EXPORT_B COLLECTION -o poll.html`"
         )
-    return json.loads(path.read_text(encoding="utf-8"))
+    return read_json_object(path, f"apply the repair policy again with `nclue audit repair {audit.root} ...`")

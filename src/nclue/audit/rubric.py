@@ -11,12 +11,12 @@ a mere mention does not. A JSON file can replace any field for any condition::
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from nclue.errors import NclueError
+from nclue.io import read_json
 
 FIELDS = ("requirement", "counts", "does_not_count", "note")
 
@@ -55,12 +55,7 @@ def load_overrides(path: str | os.PathLike[str] | None) -> Mapping[str, Mapping[
     if path is None:
         return {}
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise NclueError(f"{p}: rubric file not found") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise NclueError(f'{p}: not JSON ({exc}); write {{"conditions": {{name: {{field: text}}}}}}') from None
+    data = read_json(p, 'write {"conditions": {name: {field: text}}}', "rubric file")
     conditions = data.get("conditions") if isinstance(data, dict) else None
     if not isinstance(conditions, dict):
         raise NclueError(f"{p}: needs a 'conditions' object mapping condition names to rubric fields")

@@ -213,6 +213,16 @@ def build(
         markup=False,
         highlight=False,
     )
+    if counts["queries"] < queries:
+        drops = summary.manifest["drops"]
+        why = ", ".join(f"{reason}: {n}" for reason, n in sorted(drops.items(), key=lambda kv: -kv[1])) or "none"
+        console.print(
+            f"  asked for {queries} queries; this collection gave {counts['queries']} "
+            f"({counts['candidates']} candidate conjunctions, selection drops: {why}). More documents, "
+            "a lower --min-df or a higher --max-condition-reuse / --max-gold-reuse give more.",
+            markup=False,
+            highlight=False,
+        )
     gate = summary.manifest["gate"]
     for row in gate["sources"]:
         if not row["included"] or row["reason"] != "passed":

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from nclue.errors import NclueError
+from nclue.io import read_json
 
 N_FOLDS = 2
 FORMAT = 4
@@ -154,10 +155,7 @@ class Calibration:
         p = Path(path)
         if not p.is_file():
             raise NclueError(f"{p}: calibration file not found; {FIT_HINT.replace('FILE', str(p))}")
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise NclueError(f"{p}: unreadable calibration ({exc}); {FIT_HINT}") from None
+        data = read_json(p, FIT_HINT, "calibration file")
         return cls.from_json(data, str(p))
 
     def check_source(self, describe: Mapping[str, Any]) -> None:

@@ -35,7 +35,7 @@ import numpy as np
 
 from nclue.errors import NclueError
 from nclue.index.integrity import check, record_files
-from nclue.io import atomic_write_bytes, exclusive_lock, write_json
+from nclue.io import atomic_write_bytes, exclusive_lock, read_json_object, write_json
 
 SHINGLE = 5
 STORED_MIN = 0.05
@@ -211,13 +211,12 @@ def duplicates_current(collection: str | os.PathLike[str]) -> bool:
 
 def open_duplicates(collection: str | os.PathLike[str]) -> DuplicatePairs:
     """The collection's near-duplicate pairs, built first when missing or stale."""
-    import json
 
     base = Path(collection)
     if not duplicates_current(base):
         build_duplicates(base)
     out = base / DUPLICATES_DIR
-    manifest = json.loads((out / MANIFEST_FILE).read_text(encoding="utf-8"))
+    manifest = read_json_object(out / MANIFEST_FILE, f"rebuild it with `nclue index {base} --all`")
     check(out, manifest["files"], f"rebuild it with `nclue index {base} --all`")
     with np.load(out / PAIRS_FILE, allow_pickle=False) as data:
         return DuplicatePairs(tuple(data["doc_ids"].tolist()), data["i"], data["j"], data["resemblance"])

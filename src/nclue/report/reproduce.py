@@ -19,14 +19,13 @@ Two checks, both naming exactly what failed:
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nclue.errors import NclueError
-from nclue.io import json_leaves, sha256_file
+from nclue.io import json_leaves, read_json_object, sha256_file
 from nclue.report.masking import MASK_DIR
 from nclue.report.paper import PaperReport, compute_report, frozen_name
 
@@ -164,13 +163,14 @@ def verify(
             f"{frozen_path}: nothing frozen here; run `nclue report {bench_path} {runs_path} -o REPORT_DIR` and "
             "pass REPORT_DIR: `nclue reproduce BENCH RUN_DIR REPORT_DIR --verify`"
         )
+    refreeze = "rerun `nclue report` to freeze the numbers again"
+    frozen = read_json_object(frozen_path, refreeze, "frozen.json")
     try:
-        frozen = json.loads(frozen_path.read_text(encoding="utf-8"))
         inputs = dict(frozen["inputs"])
         options = frozen.get("options") or {}
         shift, masking = options.get("shift"), options.get("masking")
-    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as exc:
-        raise NclueError(f"{frozen_path}: damaged ({exc}); rerun `nclue report` to freeze the numbers again") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise NclueError(f"{frozen_path}: damaged ({type(exc).__name__}: {exc}); {refreeze}") from None
     for key, low, high in (("seed", 0, None), ("bootstrap", 1, 100_000), ("draws", 1, 1_000_000)):
         value = frozen.get(key)
         if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):

@@ -13,7 +13,6 @@ freeze and the judgments and names every cell that does not reproduce.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -23,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from nclue.errors import NclueError
-from nclue.io import atomic_write_text, json_leaves, sha256_file, write_json, write_jsonl
+from nclue.io import atomic_write_text, json_leaves, read_json_object, sha256_file, write_json, write_jsonl
 from nclue.select.diversify import SELECTORS as EVIDENCE_AND_RETRIEVER
 from nclue.select.encode import load_vectors
 from nclue.select.freeze import (
@@ -283,10 +282,7 @@ def verify_report(
     path = Path(out_dir) / SUMMARY_FILE
     if not path.is_file():
         raise NclueError(f"{path}: nothing to verify; run `nclue coverage evaluate ... -o {out_dir}` first")
-    try:
-        recorded = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise NclueError(f"{path}: unreadable ({exc}); re-run `nclue coverage evaluate`") from None
+    recorded = read_json_object(path, "re-run `nclue coverage evaluate`", "coverage summary")
     if freeze_id is None and not (Path(freeze_dir) / MANIFEST_FILE).is_file():
         freeze_id = recorded.get("freeze") or None
     fresh = score_freeze(task_dir, freeze_dir, judgments, freeze_id=freeze_id).report

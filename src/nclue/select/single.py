@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nclue.api_args import path_arg, positive_int, text_arg, text_list
 from nclue.errors import NclueError
 from nclue.evidence.model import Calibration
 from nclue.evidence.signals import EvidenceSource, check_texts
@@ -199,6 +200,10 @@ class CoverageSelector:
         from nclue.index.duplicates import open_duplicates
         from nclue.systems.registry import Workspace
 
+        collection = path_arg("collection", collection)
+        if calibration is not None and not isinstance(calibration, Calibration):
+            calibration = path_arg("calibration", calibration, "'calibration.json'")
+        near_duplicates = _resemblance(near_duplicates)
         self.workspace = Workspace(collection)
         # ONNX Runtime builds its session with the GIL released: load the query encoder in a thread
         # while this one opens the indexes (0.2 s of a cold start); select() waits for it. A failure
@@ -257,11 +262,15 @@ class CoverageSelector:
         from nclue.systems.backbone import Request
 
         self._warm.join()
+        query = text_arg("query", query, "'typeset a critical edition'")
+        requirements = text_list("requirements", () if requirements is None else requirements, '["footnotes"]')
+        k = positive_int("k", k, 5)
+        pool_depth = positive_int("pool_depth", pool_depth, 100)
+        pool = text_arg("pool", pool, "'bm25.decompose(distinct)'")
+        selector = text_arg("selector", selector, "'expected'")
         check_selectors([selector], USER_SELECTORS)
         reqs = parse_requirements(query, requirements)
         check_texts(reqs)
-        if k < 1 or pool_depth < 1:
-            raise NclueError(f"k and --pool-depth must be at least 1 (got k={k}, depth={pool_depth})")
         question = query.strip() or "; ".join(reqs)
         system = self.workspace.system(pool)
         found = system.search(Request(reqs, question), pool_depth)
@@ -340,6 +349,19 @@ class CoverageSelector:
             },
             near_copies=tuple(near_copies),
         )
+
+
+def _resemblance(value: object) -> float:
+    """``near_duplicates`` as a finite float (above 1 turns the near-copy rule off)."""
+    import math
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+        raise NclueError(
+            f"near_duplicates must be a number, got {type(value).__name__} {value!r}; "
+            "e.g. near_duplicates=0.1 (above 1 turns the near-copy rule off)"
+        )
+    return float(value)
 
 
 def select_documents(

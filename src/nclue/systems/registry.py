@@ -22,13 +22,17 @@ from __future__ import annotations
 import difflib
 import importlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import TypeVar
 
 from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 from nclue.systems.backbone import Backbone, PageTable, System
 from nclue.systems.names import Call, Op, Spec, format_name, parse_name
+
+T = TypeVar("T")
 
 BACKBONES: dict[str, str] = {
     "bm25": "nclue.systems.lexical",
@@ -89,6 +93,14 @@ class Workspace:
         self.pages = PageTable.from_store(self.store)
         self._backbones: dict[str, Backbone] = {}
         self._systems: dict[str, System] = {}
+        self._shared: dict[tuple, object] = {}
+
+    def shared(self, key: tuple, make: Callable[[], T]) -> T:
+        """The object ``make()`` returns, made once per ``key`` in this workspace: a loaded model
+        that several systems of one name (``rrf(rerank(A, m), rerank(B, m))``) use, loaded once."""
+        if key not in self._shared:
+            self._shared[key] = make()
+        return self._shared[key]  # type: ignore[return-value]
 
     def backbone(self, token: str) -> Backbone:
         """The loaded backbone for a token such as ``bm25`` or ``dense:e5`` (cached)."""

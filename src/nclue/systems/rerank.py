@@ -200,10 +200,13 @@ def build_system(spec: Call, workspace: Workspace) -> RerankSystem:
     base = workspace.system(spec.systems[0])
     kind, model_dir = resolve_scorer(spec.args[1])
     texts = lambda: workspace.store.texts  # noqa: E731 - deferred read of page texts
-    scorer: PoolScorer = (
-        CrossEncoderPassages(model_dir, texts)
-        if kind == "cross"
-        else BiEncoderPassages(model_dir, workspace.collection_dir, texts)
+    scorer: PoolScorer = workspace.shared(
+        ("rerank scorer", kind, str(model_dir)),
+        lambda: (
+            CrossEncoderPassages(model_dir, texts)
+            if kind == "cross"
+            else BiEncoderPassages(model_dir, workspace.collection_dir, texts)
+        ),
     )
     return RerankSystem(
         name=name,

@@ -477,15 +477,26 @@
       digest(body).then(function (d) {
         var edited = d !== obj.digest;
         var loaded = fresh();
+        var dropped = 0;
         obj.items.forEach(function (it) {
           var item = byId[it.id];
-          if (!item) { return; }
+          if (!item || !it || typeof it !== "object") { return; }
           var st = loaded.items[it.id];
-          st.status = edited && it.status === "accepted" ? "draft" : it.status;
-          (it.conditions || []).forEach(function (c) {
-            if (!st.conditions[c.id]) { return; }
+          // Only the packet's own statuses are kept; anything else (an edited file) is a draft.
+          var status = it.status === "empty" || it.status === "draft" || it.status === "accepted" ? it.status : "draft";
+          st.status = edited && status === "accepted" ? "draft" : status;
+          var condsById = Object.create(null);
+          item.conditions.forEach(function (c) { condsById[c.id] = c; });
+          (Array.isArray(it.conditions) ? it.conditions : []).forEach(function (c) {
+            if (!c || !st.conditions[c.id]) { return; }
+            var shown = condsById[c.id].pages.map(function (x) { return x.page; });
             var ev = Object.create(null);
-            (c.evidence || []).forEach(function (e) { ev[String(e.page)] = String(e.quote || ""); });
+            (Array.isArray(c.evidence) ? c.evidence : []).forEach(function (e) {
+              // Evidence must name a page this condition shows; "page NaN" or page 999 is left out.
+              var page = e && typeof e.page === "number" ? e.page : Number(e && e.page);
+              if (shown.indexOf(page) < 0) { dropped += 1; return; }
+              ev[String(page)] = String(e.quote || "");
+            });
             st.conditions[c.id] = { answer: c.answer === true || c.answer === false ? c.answer : null, evidence: ev };
           });
         });
@@ -496,7 +507,9 @@
         document.getElementById("evaluator").value = state.evaluator;
         renderJump();
         renderItem();
-        showErrors(edited ? ["The export was edited after it was written (its digest does not match); its answers are loaded as drafts: check and accept each item again."] : []);
+        var problems = edited ? ["The export was edited after it was written (its digest does not match); its answers are loaded as drafts: check and accept each item again."] : [];
+        if (dropped) { problems.push(dropped + " quote(s) named a page this packet does not show and were left out."); }
+        showErrors(problems);
         setText(document.getElementById("saved"), "Imported " + obj.items.length + " items");
       }).catch(function (e) {
         showErrors(["The file could not be imported (" + e.message + "); export it again from the packet it came from."]);
