@@ -20,13 +20,17 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nclue.errors import NclueError
-from nclue.runfile import parse_run, run_name
+from nclue.runfile import run_name
 from nclue.scoring.benchmark import Benchmark
 from nclue.types import Run
+
+if TYPE_CHECKING:
+    from nclue.scoring.run_cache import RunColumns
 
 PAD = -1
 OUTSIDE = -2
@@ -189,19 +193,55 @@ def load_run(path: str | Path, bench: Benchmark, name: str | None = None) -> Run
     (:func:`nclue.runfile.run_name`). Malformed lines raise
     :class:`NclueError` naming file and line.
     """
+    from nclue.scoring.run_cache import run_columns
+
     p = Path(path)
-    parsed = parse_run(p)
-    return _encode(
-        name or run_name(p),
-        {qid: [(d, s, _top_pages(pg) if pg else None) for d, s, pg, _ in rows] for qid, rows in parsed.items()},
-        bench,
-        p,
-    )
+    return encode_columns(name or run_name(p), run_columns(p), bench, p)
+
+
+def encode_columns(name: str, columns: RunColumns, bench: Benchmark, path: Path | None = None) -> RunMatrix:
+    """Encode a run's :class:`~nclue.scoring.run_cache.RunColumns` against ``bench``, with array
+    operations only (a dictionary look-up per *distinct* query and document, not per row).
+
+    The same matrix as encoding the parsed rows one by one: a query's documents go to columns
+    0, 1, … in file order, documents the benchmark does not know become :data:`OUTSIDE`, and the
+    rows of query ids the benchmark does not know are dropped and named in ``unknown_qids``.
+    """
+    nq = bench.n_queries
+    codes = columns.qid_codes
+    if not len(codes):
+        return RunMatrix.from_arrays(
+            name, np.full((nq, 0), PAD, dtype=np.int32), np.full((nq, 0), -np.inf), None, (), path
+        )
+    # Query codes follow first appearance and a query's rows are contiguous, so codes never
+    # decrease and a query's ranks start where its code first appears (a query listed with no
+    # documents has a code and no rows).
+    first = np.searchsorted(codes, np.arange(len(columns.qid_values)))
+    rank = np.arange(len(codes)) - first[codes]
+    depth = int(np.bincount(codes).max())
+    row_of = np.array([bench.qid_index.get(q, -1) for q in columns.qid_values], dtype=np.int64)
+    index = bench.doc_index
+    doc_code = np.array([index.get(d, OUTSIDE) for d in columns.doc_values], dtype=np.int32)
+    rows = row_of[codes]
+    known = rows >= 0
+    docs = np.full((nq, depth), PAD, dtype=np.int32)
+    scores = np.full((nq, depth), -np.inf)
+    docs[rows[known], rank[known]] = doc_code[columns.doc_codes[known]]
+    scores[rows[known], rank[known]] = columns.scores[known]
+    pages = None
+    if columns.has_pages.any():
+        pages = np.full((nq, depth, SUPPORT_PAGES), -1, dtype=np.int32)
+        cited = known & columns.has_pages
+        pages[rows[cited], rank[cited]] = columns.pages[cited]
+    unknown = [q for q, r in zip(columns.qid_values, row_of.tolist(), strict=True) if r < 0]
+    return RunMatrix.from_arrays(name, docs, scores, pages, unknown, path)
 
 
 def from_records(run: Run, bench: Benchmark) -> RunMatrix:
     """Encode an in-memory :class:`nclue.types.Run` (rankings in input order)."""
-    parsed: _Parsed = {}
+    from nclue.scoring.run_cache import RunColumns
+
+    parsed = {}
     for qid, ranking in run.rankings.items():
         seen: set[str] = set()
         rows = []
@@ -213,38 +253,12 @@ def from_records(run: Run, bench: Benchmark) -> RunMatrix:
                     f"run {run.name}: query {qid!r} doc {doc.doc_id!r} has score {doc.score}; scores must be finite"
                 )
             seen.add(doc.doc_id)
-            rows.append((doc.doc_id, float(doc.score), _top_pages(doc.pages) if doc.pages else None))
+            rows.append((doc.doc_id, float(doc.score), tuple(doc.pages) or None, None))
         parsed[qid] = rows
-    return _encode(run.name, parsed, bench, None)
+    return encode_columns(run.name, RunColumns.from_parsed(parsed), bench)
 
 
-_Parsed = dict[str, list[tuple[str, float, "tuple[int, ...] | None"]]]
-
-
-def _encode(name: str, parsed: _Parsed, bench: Benchmark, path: Path | None) -> RunMatrix:
-    nq = bench.n_queries
-    depth = max((len(v) for v in parsed.values()), default=0)
-    docs = np.full((nq, depth), PAD, dtype=np.int32)
-    scores = np.full((nq, depth), -np.inf)
-    page_aware = any(r[2] is not None for rows in parsed.values() for r in rows)
-    pages = np.full((nq, depth, SUPPORT_PAGES), -1, dtype=np.int32) if page_aware else None
-    unknown = []
-    index = bench.doc_index
-    for qid, rows in parsed.items():
-        qi = bench.qid_index.get(qid)
-        if qi is None:
-            unknown.append(qid)
-            continue
-        docs[qi, : len(rows)] = [index.get(d, OUTSIDE) for d, _, _ in rows]
-        scores[qi, : len(rows)] = [s for _, s, _ in rows]
-        if pages is not None:
-            for j, (_, _, pg) in enumerate(rows):
-                if pg:
-                    pages[qi, j, : len(pg)] = pg
-    return RunMatrix.from_arrays(name, docs, scores, pages, unknown, path)
-
-
-def _top_pages(pairs: Iterable[tuple[int, float]]) -> tuple[int, ...]:
+def top_pages(pairs: Iterable[tuple[int, float]]) -> tuple[int, ...]:
     """The three highest-scoring distinct pages (stable for equal page scores)."""
     ordered = sorted(((int(p), float(s)) for p, s in pairs), key=lambda ps: -ps[1])
     out: list[int] = []
