@@ -78,24 +78,48 @@ def stages(root: Path, index: str = "lexical") -> list[tuple[str, list[str], Pat
     ]
 
 
+def comparable_manifest(data: bytes) -> dict:
+    """``matrix.json`` without what differs between two runs by design: timings, the spec's path, the
+    mtime-keyed index fingerprints and the run hash computed from them."""
+    manifest = json.loads(data)
+    manifest.get("spec", {}).pop("source", None)  # the spec's path: ref/ and test/ differ by design
+    for entry in manifest.get("runs", {}).values():
+        entry.pop("seconds", None)
+        entry.pop("spec_hash", None)  # hashes the inputs below
+        for mtime_based in ("collection/index", "collection/calibration"):
+            entry.get("inputs", {}).pop(mtime_based, None)
+    return manifest
+
+
+def leaves(value, prefix: str = "") -> dict[str, object]:
+    """Dotted path → scalar of every leaf of a JSON value (to name what differs between two manifests)."""
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() for k, v in leaves(item, f"{prefix}{key}.").items()}
+    if isinstance(value, list):
+        return {k: v for i, item in enumerate(value) for k, v in leaves(item, f"{prefix}{i}.").items()}
+    return {prefix.rstrip("."): value}
+
+
 def fingerprint(folder: Path) -> dict[str, str]:
-    """Relative path → content digest of every output file (timings and spec path dropped from ``matrix.json``)."""
+    """Relative path → content digest of every output file (``matrix.json`` as :func:`comparable_manifest`)."""
     import hashlib
 
     out = {}
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".")):
         data = path.read_bytes()
         if path.name == "matrix.json":
-            manifest = json.loads(data)
-            manifest.get("spec", {}).pop("source", None)  # the spec's path: ref/ and test/ differ by design
-            for entry in manifest.get("runs", {}).values():
-                entry.pop("seconds", None)
-                entry.pop("spec_hash", None)  # hashes the inputs below
-                for mtime_based in ("collection/index", "collection/calibration"):
-                    entry.get("inputs", {}).pop(mtime_based, None)
-            data = json.dumps(manifest, sort_keys=True).encode()
+            data = json.dumps(comparable_manifest(data), sort_keys=True).encode()
         out[path.relative_to(folder).as_posix()] = hashlib.sha256(data).hexdigest()
     return out
+
+
+def manifest_differences(reference: Path, produced: Path) -> dict[str, list]:
+    """Dotted path → ``[reference, produced]`` of every field where two ``matrix.json`` files differ."""
+    if not (reference.is_file() and produced.is_file()):
+        return {}
+    ref = leaves(comparable_manifest(reference.read_bytes()))
+    out = leaves(comparable_manifest(produced.read_bytes()))
+    return {k: [ref.get(k), out.get(k)] for k in sorted(set(ref) | set(out)) if ref.get(k) != out.get(k)}
 
 
 def prepare(collection: Path, root: Path) -> None:
@@ -156,6 +180,10 @@ def soak(collection: Path, kills: int, seed: int, index: str = "lexical") -> dic
             entry["differing"] = sorted(
                 k for k in set(reference) | set(produced) if reference.get(k) != produced.get(k)
             )
+            if "matrix.json" in entry["differing"]:
+                entry["matrix_differences"] = manifest_differences(
+                    reference_out[name] / "matrix.json", out / "matrix.json"
+                )
     return record
 
 

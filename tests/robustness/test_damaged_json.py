@@ -184,3 +184,38 @@ def test_user_json_files_are_read_by_the_one_reader(tmp_path: Path, kind: str) -
             read()
         message = str(caught.value)
         assert "\n" not in message and said in message and fix in message, (name, message)
+
+
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [("{", "not a complete ONNX export record"), (DEEP, "nested too deeply"), ('{"quantized": true}', "'model'")],
+)
+def test_damaged_onnx_export_record_is_named(tmp_path: Path, content: str, named: str) -> None:
+    """A user's ONNX export folder with a truncated, deep or identity-less record: one NclueError
+    naming the record and the fix (before: JSONDecodeError, RecursionError, KeyError)."""
+    from nclue.errors import NclueError
+    from nclue.models.onnx_encoder import OnnxMeanPoolEncoder
+    from nclue.models.onnx_export import META_FILE
+
+    (tmp_path / META_FILE).write_text(content, encoding="utf-8")
+    with pytest.raises(NclueError) as caught:
+        OnnxMeanPoolEncoder(tmp_path)
+    message = str(caught.value)
+    assert META_FILE in message and named in message and "export_onnx()" in message
+
+
+def test_damaged_structure_stamp_rebuilds_parts() -> None:
+    """A half-written ``stamp.json`` in the structure parts folder reads as no stamp (the parts are
+    rebuilt), not as a JSONDecodeError mid-ingest."""
+    import tempfile
+
+    from nclue.corpus.structure import _stamp
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "stamp.json"
+        path.write_text('{"pages_sha256": "ab', encoding="utf-8")
+        assert _stamp(path) is None
+        path.write_text(DEEP, encoding="utf-8")
+        assert _stamp(path) is None
+        path.write_text('{"format_version": 3}', encoding="utf-8")
+        assert _stamp(path) == {"format_version": 3}

@@ -377,7 +377,7 @@ def _build(
             0,
             reused=True,
         )
-    if parts.is_dir() and (rebuild or not stamp_file.is_file() or json.loads(stamp_file.read_text()) != stamp):
+    if parts.is_dir() and (rebuild or _stamp(stamp_file) != stamp):
         shutil.rmtree(parts)
     parts.mkdir(exist_ok=True)
     if not stamp_file.is_file():
@@ -430,6 +430,16 @@ def _build(
     write_table_atomic(path, table)
     shutil.rmtree(parts, ignore_errors=True)
     return StructureSummary(path, table.num_rows, len(ids), missing, counts, resumed)
+
+
+def _stamp(path: Path) -> dict | None:
+    """The parts folder's recorded stamp; ``None`` when it is missing or damaged (the parts are then
+    rebuilt: a killed run may have left the file half written)."""
+    try:
+        stamp = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return stamp if isinstance(stamp, dict) else None
 
 
 def _existing(path: Path) -> dict[str, Any] | None:

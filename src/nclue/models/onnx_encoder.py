@@ -17,7 +17,6 @@ the dense index and the late-interaction token index are built together.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from nclue.errors import NclueError
+from nclue.io import read_json_object
 from nclue.models.identity import ModelIdentity
 from nclue.models.onnx_export import META_FILE, MODEL_FILE, TOKENIZER_FILE
 
@@ -138,8 +138,12 @@ class OnnxMeanPoolEncoder(MeanPoolEncoder):
             raise NclueError(
                 f"{self.onnx_dir}: not an nclue ONNX export (no {META_FILE}); create it with export_onnx()"
             )
-        self.meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        self.identity = ModelIdentity(**self.meta["model"])
+        fix = "re-create the export with export_onnx()"
+        self.meta = read_json_object(meta_path, fix, f"ONNX export record ({META_FILE})")
+        try:
+            self.identity = ModelIdentity(**self.meta["model"])
+        except (KeyError, TypeError):
+            raise NclueError(f"{meta_path}: no usable 'model' record (the model's identity); {fix}") from None
         self.quantized = bool(self.meta.get("quantized", False))
         self.max_length = int(min(max_length, self.meta.get("max_length", max_length)))
         self.batch_size = int(batch_size)
