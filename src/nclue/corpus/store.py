@@ -309,7 +309,10 @@ class PageStore:
         rows = np.nonzero(self.page_number[start:stop] == page)[0]
         if not len(rows):
             raise NclueError(f"{self.root}: document {doc_id!r} has no page {page}")
-        return self.texts[start + int(rows[0])]
+        row = start + int(rows[0])
+        if "texts" in self.__dict__:  # every text already read
+            return self.texts[row]
+        return self.pages.column("text")[row].as_py() or ""  # one cell, not 14,517 Python strings
 
     @property
     def n_pages(self) -> int:
