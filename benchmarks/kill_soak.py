@@ -195,7 +195,12 @@ def main() -> None:
     parser.add_argument("--index", choices=INDEX_MODES, default="lexical", help="the index stage's flag")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    from nclue.matrix.runner import code_fingerprint
+
+    code = code_fingerprint()
     record = soak(args.collection, args.kills, args.seed, args.index)
+    if code_fingerprint() != code:  # matrix.json records the code's hash: an edit mid-soak differs by design
+        raise SystemExit("the nclue package's source changed during the soak; rerun it on a tree nobody edits")
     text = json.dumps(record, indent=2, sort_keys=True)
     print(text)
     if args.out:
