@@ -1,4 +1,4 @@
-"""Benchmark: ``struct.cover`` queries/s on a collection with its structure and dense indexes, vs ``bm25.cover``.
+"""Benchmark: ``struct.cover`` (or any ``--system``, e.g. ``dense.joint(ptop3)``) queries/s on a collection with its structure and dense indexes, vs ``bm25.cover``.
 
 Every three-condition query of a release is ranked (depth 100) by ``struct.cover`` and by the
 peer ``bm25.cover`` on the same collection in the same run, twice: **cold** — the text caches
@@ -75,8 +75,9 @@ def main() -> None:
     backbone = workspace.backbone(args.system.split(".")[0])
 
     def clear() -> None:
-        dense._cache.clear()
-        backbone.clear_cache()
+        dense.clear_cache()
+        if backbone is not dense:
+            backbone.clear_cache()
 
     print(f"{len(requests)} three-condition queries, {workspace.pages.n_pages} pages; load + warm-up {load:.1f} s")
     print(f"load average {os.getloadavg()[0]:.1f}")
@@ -93,6 +94,8 @@ def main() -> None:
             f"{args.system} {label}: {qps:.0f} q/s, p50 {1000 * statistics.median(contender):.1f} ms, "
             f"p95 {1000 * q[18]:.1f} ms; ratio to {args.peer} {qps / peer_qps:.2f}"
         )
+    if not hasattr(system, "prefetch"):  # joint systems score one text per query: no batch path
+        return
     clear()
     batches = timed_batches(system, requests)
     qps = len(requests) / sum(batches)

@@ -115,3 +115,22 @@ def test_doc_topk_matches_sorting(sizes: list[int], data) -> None:  # noqa: ANN0
         assert r[: len(expected)].tolist() == expected
         assert np.all(r[len(expected) :] == -1) and np.all(v[len(expected) :] == 0)
         assert v[: len(expected)].tolist() == pytest.approx(scores[expected].tolist())
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_pool_ptop_matches_a_per_document_sort(seed):
+    """Brute force: sort each document's pages, add the best ``p`` in float64, divide by how many."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 9, int(rng.integers(1, 25)))
+    offsets = np.r_[0, np.cumsum(sizes)]
+    page_doc = np.repeat(np.arange(len(sizes)), sizes).astype(np.int32)
+    scores = (rng.integers(0, 4, offsets[-1]) / 3 if seed % 2 else rng.normal(size=offsets[-1])).astype(np.float32)
+    for p in (1, 2, 3, 6):
+        expected = []
+        for d in range(len(sizes)):
+            best = sorted((float(x) for x in scores[offsets[d] : offsets[d + 1]]), reverse=True)[:p]
+            total = 0.0
+            for value in best:
+                total += value
+            expected.append(np.float32(total / len(best)))
+        assert pool_ptop(scores, page_doc, offsets, p).tolist() == expected

@@ -153,6 +153,10 @@ class OnnxMeanPoolEncoder(MeanPoolEncoder):
         options = ort.SessionOptions()
         options.intra_op_num_threads = int(intra_op_threads)
         options.inter_op_num_threads = int(inter_op_threads)
+        # Idle intra-op threads sleep instead of spinning: a spinning pool holds every core for a
+        # while after each run, and the NumPy/BLAS scoring that follows a query's encoding ran
+        # 5x slower beside it (benchmarks/RESULTS.md, "one query at a time"). Values do not change.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self.session = ort.InferenceSession(

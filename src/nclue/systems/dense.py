@@ -101,6 +101,10 @@ class DenseBackbone:
             self._cache.popitem(last=False)
         return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.vectors.shape[1]), np.float32)
 
+    def clear_cache(self) -> None:
+        """Forget every cached query vector, e.g. to time cold queries."""
+        self._cache.clear()
+
     def remember(self, text: str, vector: np.ndarray) -> None:
         """Cache the query vector of ``text`` computed elsewhere by :attr:`encoder` on ``[text]`` alone
         (MaxSim gets it from the forward pass that gives its query tokens)."""
