@@ -31,7 +31,7 @@ import numpy as np
 from nclue.errors import NclueError
 from nclue.evidence.signals import normalise
 from nclue.systems.aggregate import combine, distinct_assign, doc_topk, pool_max, pool_ptop
-from nclue.systems.backbone import Backbone, DocScorer, PageTable, Request
+from nclue.systems.backbone import Backbone, DocScorer, Request
 from nclue.systems.names import Op, format_name
 from nclue.types import RankedDoc
 
@@ -52,14 +52,6 @@ def top_documents(scores: np.ndarray, depth: int, eligible: np.ndarray | None = 
         cand = cand[scores[cand] >= threshold]
     order = np.lexsort((cand, -scores[cand]))
     return cand[order][:depth]
-
-
-def doc_pages(pages: PageTable, doc: int, scores: np.ndarray, count: int) -> list[int]:
-    """Page rows of document ``doc`` with the ``count`` best positive ``scores`` (ties: earlier page)."""
-    start, stop = int(pages.doc_offsets[doc]), int(pages.doc_offsets[doc + 1])
-    local = scores[start:stop]
-    order = np.lexsort((np.arange(len(local)), -local))[:count]
-    return [start + int(i) for i in order if local[i] > 0]
 
 
 @dataclass
@@ -84,19 +76,26 @@ class JointSystem:
             if self.pool == 0
             else pool_ptop(joint, pages.page_doc, pages.doc_offsets, self.pool)
         )
+        # Every document's best positive pages in one pass (doc_topk: ties to the earlier page),
+        # read for the ranked documents only; no per-document sort.
+        top = top_documents(doc_scores, depth)
+        positive_docs, best_rows, _ = doc_topk(joint, pages.page_doc, SURFACED)
+        slot = np.minimum(np.searchsorted(positive_docs, top), max(len(positive_docs) - 1, 0))
+        found = positive_docs[slot] == top if len(positive_docs) else np.zeros(len(top), dtype=bool)
         out = []
-        for d in top_documents(doc_scores, depth):
-            surfaced = doc_pages(pages, int(d), joint, SURFACED)
-            evidence = {
-                c: tuple(int(pages.page_number[r]) for r in surfaced if per_cond[i, r] > 0)
-                for i, c in enumerate(request.conditions)
-            }
+        for d, s, has in zip(top.tolist(), slot.tolist(), found.tolist(), strict=True):
+            surfaced = [r for r in best_rows[s].tolist() if r >= 0] if has else []
+            numbers = pages.page_number[surfaced].tolist()
+            shows = (per_cond[:, surfaced] > 0).tolist()
             out.append(
                 RankedDoc(
                     pages.id_list[d],
                     float(doc_scores[d]),
-                    pages=tuple((int(pages.page_number[r]), float(joint[r])) for r in surfaced),
-                    evidence=evidence,
+                    pages=tuple(zip(numbers, joint[surfaced].tolist(), strict=True)),
+                    evidence={
+                        c: tuple(n for n, shown in zip(numbers, shows[i], strict=True) if shown)
+                        for i, c in enumerate(request.conditions)
+                    },
                 )
             )
         return out
