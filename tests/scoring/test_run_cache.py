@@ -64,7 +64,7 @@ def test_trec_run_encodes_to_the_hand_matrix(tmp_path, bench, cache, monkeypatch
         assert run.scores.tolist() == expected_scores.tolist()
         assert run.pages is None and run.unknown_qids == ("zz",)
         assert run.answered.tolist() == [True, True, False]
-    assert len(list(cache.glob(f"*-{FORMAT}.arrow"))) == 1
+    assert len(list(cache.glob(f"*-trec-{FORMAT}.*.arrow"))) == 1
 
 
 def test_page_aware_jsonl_keeps_three_best_distinct_pages(tmp_path, bench, cache, monkeypatch):
@@ -170,3 +170,39 @@ def test_an_empty_run_reads_as_no_answers(tmp_path, bench, cache, monkeypatch):
     path.write_text("\n", encoding="utf-8")
     for run in _reads(path, bench, monkeypatch):
         assert run.docs.shape == (3, 0) and run.answered.tolist() == [False, False, False]
+
+
+def test_the_same_bytes_under_the_other_suffix_meet_the_other_parser(tmp_path, bench, cache):
+    """The parser is chosen by suffix, so the key holds it: JSONL bytes cached as a run must still be
+    refused as a TREC file (review finding: a hit used to skip the TREC parser's error)."""
+    line = json.dumps({"qid": "q1", "docs": [{"doc_id": "g", "score": 1.0}]}) + "\n"
+    (tmp_path / "r.jsonl").write_text(line, encoding="utf-8")
+    assert load_run(tmp_path / "r.jsonl", bench).docs[0].tolist() == [3]
+    (tmp_path / "r.trec").write_text(line, encoding="utf-8")
+    with pytest.raises(NclueError, match="TREC run lines need 6 columns"):
+        load_run(tmp_path / "r.trec", bench)
+
+
+def test_a_file_rewritten_while_parsed_is_not_stored_under_its_old_digest(tmp_path, bench, cache, monkeypatch):
+    import nclue.runfile
+
+    path = tmp_path / "t.trec"
+    path.write_text(TREC, encoding="utf-8")
+    real = nclue.runfile.parse_run
+
+    def rewritten_first(p):
+        path.write_text(TREC.replace("q1 Q0 g 1 5.0", "q1 Q0 g 1 0.5"), encoding="utf-8")
+        return real(p)
+
+    monkeypatch.setattr(nclue.runfile, "parse_run", rewritten_first)
+    load_run(path, bench)
+    monkeypatch.setattr(nclue.runfile, "parse_run", real)
+    path.write_text(TREC, encoding="utf-8")  # the first bytes again: parsed, never the rewrite's columns
+    assert load_run(path, bench).docs[0].tolist() == [3, OUTSIDE, 1, 2]
+
+
+def test_unknown_queries_are_named_when_no_query_has_documents(tmp_path, bench, cache, monkeypatch):
+    path = tmp_path / "u.jsonl"
+    path.write_text('{"qid": "q1", "docs": []}\n{"qid": "zz", "docs": []}\n', encoding="utf-8")
+    for run in _reads(path, bench, monkeypatch):
+        assert run.unknown_qids == ("zz",) and run.docs.shape == (3, 0)

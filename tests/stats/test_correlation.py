@@ -35,3 +35,9 @@ def test_constant_or_short_vectors_are_nan():
     assert math.isnan(spearman([1], [2]))
     matrix = spearman_matrix({"a": np.array([1.0, 2.0, 3.0]), "b": np.array([2.0, 2.0, 2.0])})
     assert matrix["a"]["a"] == pytest.approx(1.0) and math.isnan(matrix["a"]["b"])
+
+
+def test_nan_propagates_as_in_scipy():
+    assert math.isnan(spearman([1, float("nan"), 3, 2], [1, 2, 3, 4]))
+    assert math.isnan(spearmanr([1, float("nan"), 3, 2], [1, 2, 3, 4]).statistic)
+    assert math.isnan(spearman([float("nan")] * 3, [1, 2, 3]))

@@ -134,3 +134,8 @@ def test_pool_ptop_matches_a_per_document_sort(seed):
                 total += value
             expected.append(np.float32(total / len(best)))
         assert pool_ptop(scores, page_doc, offsets, p).tolist() == expected
+
+
+def test_pool_ptop_refuses_nan_scores():
+    with pytest.raises(ValueError, match="NaN"):
+        pool_ptop(np.array([np.nan, 1.0, 2.0], np.float32), np.zeros(3, np.int32), np.array([0, 3]), 2)

@@ -25,8 +25,10 @@ non-empty ``pages`` list).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,15 +120,20 @@ class RunColumns:
 
         table = pa.ipc.open_file(pa.py_buffer(data)).read_all().combine_chunks()
 
+        if not table.num_rows:  # never stored (an Arrow table without rows keeps no dictionary)
+            raise ValueError("empty cache entry")
+
         def ids(name: str) -> tuple[tuple[str, ...], np.ndarray]:
-            column = (
-                table[name].chunk(0) if table[name].num_chunks else pa.array([], pa.dictionary(pa.int32(), pa.string()))
-            )
+            column = table[name].chunk(0)
             return tuple(column.dictionary.to_pylist()), column.indices.to_numpy(zero_copy_only=False).astype(np.int32)
 
         qid_values, qid_codes = ids("qid")
         doc_values, doc_codes = ids("doc_id")
         pages = np.stack([table[name].to_numpy() for name in _PAGE_COLUMNS], axis=1).astype(np.int32)
+        if len(qid_codes) and (np.any(np.diff(qid_codes) < 0) or qid_codes.max() >= len(qid_values)):
+            raise ValueError("damaged cache entry: query codes out of order or range")
+        if len(doc_codes) and doc_codes.max() >= len(doc_values):
+            raise ValueError("damaged cache entry: document codes out of range")
         return cls(
             qid_values,
             qid_codes,
@@ -142,23 +149,43 @@ def run_columns(path: str | os.PathLike[str]) -> RunColumns:
     """The run file at ``path`` as :class:`RunColumns`, from the cache when its bytes were parsed
     before, else parsed (:func:`nclue.runfile.parse_run`, which raises on a malformed file) and
     stored."""
-    from nclue.runfile import parse_run
+    from nclue.runfile import is_jsonl, parse_run
 
     p = Path(path)
     root = cache_root()
-    entry = None
+    entry = digest = None
     if root is not None and p.is_file():
         try:
-            entry = root / f"{_digest(p)}-{FORMAT}.arrow"
+            digest = _digest(p)
+            entry = root / f"{digest}-{'jsonl' if is_jsonl(p) else 'trec'}-{_parser_key()}.arrow"
             columns = RunColumns.from_ipc(entry.read_bytes())
-            os.utime(entry)
-            return columns
         except Exception:  # noqa: BLE001 - a missing, damaged or foreign entry is parsed and replaced
             pass
+        else:
+            try:
+                os.utime(entry)  # marks it used (a read-only cache still serves the hit)
+            except OSError:
+                pass
+            return columns
     columns = RunColumns.from_parsed(parse_run(p))
-    if entry is not None:
+    # Not stored: a run without rows (parsed at once; Arrow would drop its query ids), or a file
+    # rewritten while it was parsed (its columns are not those of the digest).
+    if entry is not None and len(columns.qid_codes) and _digest(p) == digest:
         _store(entry, columns)
     return columns
+
+
+@functools.cache
+def _parser_key() -> str:
+    """:data:`FORMAT` and 12 hex of the SHA-256 of the parser's and this module's source, so a
+    changed parser or layout never meets an entry made by another version."""
+    import nclue.runfile
+    import nclue.scoring.runs
+
+    h = hashlib.sha256(str(FORMAT).encode())
+    for module in (nclue.runfile, nclue.scoring.runs, sys.modules[__name__]):
+        h.update(Path(module.__file__).read_bytes())
+    return f"{FORMAT}.{h.hexdigest()[:12]}"
 
 
 def _digest(path: Path) -> str:

@@ -209,17 +209,17 @@ def encode_columns(name: str, columns: RunColumns, bench: Benchmark, path: Path 
     """
     nq = bench.n_queries
     codes = columns.qid_codes
+    row_of = np.array([bench.qid_index.get(q, -1) for q in columns.qid_values], dtype=np.int64)
+    unknown = [q for q, r in zip(columns.qid_values, row_of.tolist(), strict=True) if r < 0]
     if not len(codes):
-        return RunMatrix.from_arrays(
-            name, np.full((nq, 0), PAD, dtype=np.int32), np.full((nq, 0), -np.inf), None, (), path
-        )
+        empty = np.full((nq, 0), PAD, dtype=np.int32)
+        return RunMatrix.from_arrays(name, empty, np.full((nq, 0), -np.inf), None, unknown, path)
     # Query codes follow first appearance and a query's rows are contiguous, so codes never
     # decrease and a query's ranks start where its code first appears (a query listed with no
     # documents has a code and no rows).
     first = np.searchsorted(codes, np.arange(len(columns.qid_values)))
     rank = np.arange(len(codes)) - first[codes]
     depth = int(np.bincount(codes).max())
-    row_of = np.array([bench.qid_index.get(q, -1) for q in columns.qid_values], dtype=np.int64)
     index = bench.doc_index
     doc_code = np.array([index.get(d, OUTSIDE) for d in columns.doc_values], dtype=np.int32)
     rows = row_of[codes]
@@ -233,7 +233,6 @@ def encode_columns(name: str, columns: RunColumns, bench: Benchmark, path: Path 
         pages = np.full((nq, depth, SUPPORT_PAGES), -1, dtype=np.int32)
         cited = known & columns.has_pages
         pages[rows[cited], rank[cited]] = columns.pages[cited]
-    unknown = [q for q, r in zip(columns.qid_values, row_of.tolist(), strict=True) if r < 0]
     return RunMatrix.from_arrays(name, docs, scores, pages, unknown, path)
 
 

@@ -28,9 +28,10 @@ def average_ranks(x: np.ndarray) -> np.ndarray:
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    """Spearman's ρ of two equal-length vectors; NaN when either is constant or shorter than 2."""
+    """Spearman's ρ of two equal-length vectors; NaN when either is constant, shorter than 2 or holds
+    a NaN (SciPy's default ``nan_policy='propagate'``)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if x.size < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+    if x.size < 2 or np.isnan(x).any() or np.isnan(y).any() or np.ptp(x) == 0 or np.ptp(y) == 0:
         return float("nan")
     rx, ry = average_ranks(x), average_ranks(y)
     rx -= rx.mean()

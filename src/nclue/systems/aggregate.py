@@ -46,8 +46,10 @@ def pool_ptop(scores: np.ndarray, page_doc: np.ndarray, doc_offsets: np.ndarray,
     sizes = np.diff(doc_offsets)
     if not len(scores):
         return np.zeros(len(sizes), dtype=np.float32)
-    starts = doc_offsets[:-1]
     left = np.asarray(scores, dtype=np.float64).copy()
+    if np.isnan(left).any():
+        raise ValueError("pool_ptop: page scores contain NaN; a backbone's page scores must be numbers")
+    starts = doc_offsets[:-1]
     rows = np.arange(len(left))
     sums = np.zeros(len(sizes))
     for i in range(min(p, int(sizes.max()))):
