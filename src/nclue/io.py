@@ -35,6 +35,11 @@ def _read_umask() -> int:
 _UMASK = _read_umask()
 
 
+def cache_home() -> Path:
+    """nclue's cache folder: ``$NCLUE_CACHE``, else ``~/.cache/nclue`` (models, run columns)."""
+    return Path(os.environ.get("NCLUE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "nclue"))
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (temp file + fsync + rename + dir fsync).
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nclue.errors import NclueError
-from nclue.io import atomic_write_text, sha256_file
+from nclue.io import atomic_write_text, cache_home, sha256_file
 
 _GENERIC_DIR_NAMES = {"model", "models", "snapshot", "snapshots", "main", "onnx"}
 _memo: dict[tuple[str, tuple[tuple[str, int, int], ...]], str] = {}
@@ -119,6 +119,5 @@ def _store_identity(key: str, digest: str) -> None:
 
 
 def cache_dir() -> Path:
-    """nclue's model cache: ``$NCLUE_CACHE`` or ``~/.cache/nclue``, subfolder ``models``."""
-    base = os.environ.get("NCLUE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "nclue")
-    return Path(base) / "models"
+    """nclue's model cache: ``models`` in :func:`nclue.io.cache_home` (``$NCLUE_CACHE`` or ``~/.cache/nclue``)."""
+    return cache_home() / "models"

@@ -4,18 +4,20 @@ Why: ``nclue evaluate``, ``compare``, ``report`` and ``reproduce --verify`` read
 files again and again, and parsing nclue JSONL costs about 10 µs per ranked document in
 Python's ``json`` (≈ 1 s for one 564-query run at depth 100 with pages), while hashing the file
 costs ≈ 10 ms. The first read parses the file with :func:`nclue.runfile.parse_run` — every check
-and error message is the parser's — and stores what the scorer needs as one Arrow IPC file,
-``$NCLUE_CACHE/runs/<sha256>.arrow`` (default ``~/.cache/nclue/runs``); later reads of the same
-bytes load the columns and encode them against a benchmark with array operations
-(:func:`encode_columns`).
+and error message is the parser's — and stores what the scorer needs as one Arrow IPC file in
+``$NCLUE_CACHE/runs/`` (default ``~/.cache/nclue/runs``); later reads of the same bytes load the
+columns and encode them against a benchmark with array operations
+(:func:`nclue.scoring.runs.encode_columns`).
 
-The key is the SHA-256 of the file's bytes and :data:`FORMAT`, so an edited file, a file of the
-same name in another folder and a new cache layout never meet a stale entry. Only files that
-parsed cleanly are stored. The folder is kept under :data:`LIMIT_BYTES`: a hit marks its entry
-as used (its mtime), and a store removes the least recently used entries beyond the limit. The
-cache is an optimisation only: an unwritable cache folder, or
-``NCLUE_RUN_CACHE=off``, means every read parses, with the same result; an unreadable or damaged
-entry is parsed again and replaced. Deleting the folder is always safe.
+An entry is named by the SHA-256 of the file's bytes, the parser its suffix picks (``jsonl`` or
+``trec``) and :func:`_parser_key` (:data:`FORMAT` and a hash of the parser's source), so an edited
+file, the same bytes under the other suffix and another nclue version never meet a stale entry.
+Only files that parsed cleanly are stored; not a run without any ranked document, nor a file
+rewritten while it was parsed (hashed again afterwards). The folder is kept under
+:data:`LIMIT_BYTES`: a hit marks its entry as used (its mtime), and a store removes the least
+recently used entries beyond the limit. The cache is an optimisation only: an unwritable cache
+folder, or ``NCLUE_RUN_CACHE=off``, means every read parses, with the same result; an unreadable
+or damaged entry is parsed again and replaced. Deleting the folder is always safe.
 
 Columns, one row per ranked document in file order (queries contiguous, in first-appearance
 order): ``qid``, ``doc_id``, ``score`` (float64), ``page1``–``page3`` (int32, the three
@@ -34,13 +36,15 @@ from pathlib import Path
 
 import numpy as np
 
+from nclue.io import cache_home
+from nclue.scoring.runs import SUPPORT_PAGES, top_pages
+
 FORMAT = 1
 """Layout version of a cache entry (part of its key)."""
 
 LIMIT_BYTES = 1 << 30
 """The cache folder's size cap (1 GiB, about 400 runs of 564 queries at depth 100 with pages)."""
 
-SUPPORT_PAGES = 3
 _PAGE_COLUMNS = tuple(f"page{i + 1}" for i in range(SUPPORT_PAGES))
 
 
@@ -49,8 +53,7 @@ def cache_root() -> Path | None:
     ``NCLUE_RUN_CACHE`` is ``off``, ``0`` or ``no``."""
     if os.environ.get("NCLUE_RUN_CACHE", "").strip().lower() in ("off", "0", "no", "false"):
         return None
-    base = os.environ.get("NCLUE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "nclue")
-    return Path(base) / "runs"
+    return cache_home() / "runs"
 
 
 @dataclass(frozen=True)
@@ -71,8 +74,6 @@ class RunColumns:
     @classmethod
     def from_parsed(cls, parsed: dict) -> RunColumns:
         """Columns of :func:`nclue.runfile.parse_run`'s ``qid → entries`` (file order kept)."""
-        from nclue.scoring.runs import top_pages
-
         doc_code: dict[str, int] = {}
         qid_codes, doc_codes, scores, pages, has = [], [], [], [], []
         for q, rows in enumerate(parsed.values()):
@@ -119,7 +120,6 @@ class RunColumns:
         import pyarrow as pa
 
         table = pa.ipc.open_file(pa.py_buffer(data)).read_all().combine_chunks()
-
         if not table.num_rows:  # never stored (an Arrow table without rows keeps no dictionary)
             raise ValueError("empty cache entry")
 
