@@ -8,7 +8,8 @@ Each repeat starts a new interpreter, as a user typing the command does, and tim
 * ``nclue --version`` — the floor of any command (interpreter, entry point, CLI tree);
 * ``nclue search COLLECTION QUERY --system SYSTEM -k 5`` — the command measured by issue 27's
   "cold ``nclue search`` ≤ 0.5 s for lexical systems";
-* **peer**: a bare ``python -c`` that imports bm25s, loads the collection's stored bm25s index and
+* **peer**: a bare ``python -c`` that imports bm25s, loads the collection's stored bm25s document index
+  (``index/lexical/docs``) and
   retrieves the query's words (no conditions, no pages, no printing) — what the lexical search
   cannot go below.
 
@@ -38,7 +39,9 @@ PEER = (
 
 def timed(command: list[str], env: dict[str, str], repeats: int) -> list[float]:
     """Wall seconds of ``repeats`` fresh runs of ``command`` (after one untimed warm-up run)."""
-    subprocess.run(command, env=env, check=True, capture_output=True)
+    first = subprocess.run(command, env=env, capture_output=True, text=True)
+    if first.returncode:
+        raise SystemExit(f"{' '.join(command)} failed (exit {first.returncode}):\n{first.stderr or first.stdout}")
     out = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -56,8 +59,9 @@ def main() -> None:
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"HF_HUB_OFFLINE": "1"}
     nclue = str(Path(sys.executable).with_name("nclue"))
-    lexical = Path(args.collection) / "index" / "lexical"
-    bm25_dir = next((p.parent for p in sorted(lexical.rglob("params.index.json"))), lexical)
+    bm25_dir = Path(args.collection) / "index" / "lexical" / "docs"
+    if not (bm25_dir / "params.index.json").is_file():
+        parser.error(f"{bm25_dir}: no stored bm25s index; build it with `nclue index {args.collection} --lexical`")
     search = [nclue, "search", args.collection, QUERY, "--system", args.system, "-k", "5"]
     rows = {
         "nclue --version": timed([nclue, "--version"], env, args.repeats),
