@@ -66,11 +66,11 @@ def main() -> None:
 
     from nclue.index.tokens import size_report
     from nclue.release import Release
-    from nclue.runfile import read_run
     from nclue.systems.late_interaction import MaxSimBackbone
     from nclue.systems.operations import JointSystem
     from nclue.systems.registry import Workspace
     from nclue.systems.run import map_documents, run_system
+    from nclue.types import Run
 
     print(f"load average at the start {os.getloadavg()}", flush=True)
     release = Release.open(args.bench, with_qrels=False)
@@ -125,7 +125,7 @@ def main() -> None:
         f"{overlap(stored, exact, exact_qids):.3f}; n-Clue stored {stored_sub[0]:.1f} vs exact {exact_sub[0]:.1f}"
     )
     if args.reference:
-        reference = read_run(args.reference, name=SYSTEM)
+        reference = Run.read(args.reference, name=SYSTEM)
         ref_all = n_clue(args.bench, reference, all_qids)
         print(
             f"against {args.reference} (all {len(queries)} queries): top-10 overlap "

@@ -31,11 +31,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from nclue.corpus.store import META_FILE as COLLECTION_RECORD
 from nclue.errors import NclueError
 from nclue.io import atomic_write_text
+from nclue.matrix.runset import MANIFEST as RUN_MANIFEST
+from nclue.release import MANIFEST_FILE
 from nclue.report.masking import MASK_DIR
 from nclue.report.paper import PaperReport
-from nclue.runfile import run_path
 from nclue.tables import Table
 
 console = Console()
@@ -287,9 +289,9 @@ def _report(  # noqa: ANN202
     """
     from nclue.report.paper import compute_report, write_report
 
-    files = [bench / "SHA256SUMS", runs / "matrix.json", *([qrels] if qrels is not None else [])]
+    files = [bench / "SHA256SUMS", runs / RUN_MANIFEST, *([qrels] if qrels is not None else [])]
     if shift is not None:
-        files += [shift[0] / "SHA256SUMS", shift[1] / "matrix.json"]
+        files += [shift[0] / "SHA256SUMS", shift[1] / RUN_MANIFEST]
     masking = report / MASK_DIR
     stamp = _inputs_digest(files, [masking])
     if (report / "index.md").is_file() and _read_stamp(report) == stamp:
@@ -306,15 +308,13 @@ def _report(  # noqa: ANN202
 
 def _label_repair(bench: Path, runs: Path, qrels: Path, report: Path) -> None:
     """``REPORT/label_repair.md`` (+ ``.json``): every fair run rescored on both qrels versions."""
-    import json
-
     from nclue.audit.impact import impact
     from nclue.io import write_json
-
-    manifest = json.loads((runs / "matrix.json").read_text(encoding="utf-8"))
-    form = manifest["spec"].get("form", "clean_v2")
-    fair = [run_path(runs, n) for n, m in manifest["runs"].items() if m.get("form", form) == form]
+    from nclue.matrix.runset import RunSet
     from nclue.release import Release
+
+    runset = RunSet.open(runs)
+    fair = [runset.path(n) for n in runset.fair()]
 
     own = Release.open(bench, require_qrels=True).files["qrels"]
     result = impact(bench, [own, qrels], fair, draws=2000)
@@ -430,7 +430,7 @@ def _reader_benchmarks(out: Path, collection: Path, readers: Path, spec, workers
 def _earlier_shift(out: Path) -> tuple[Path, Path] | None:
     """The SourceShift release and runs a ``--full`` run left in ``out``, if both are there."""
     bench, runs = out / "shift-bench", out / "shift-runs"
-    return (bench, runs) if (bench / "MANIFEST.json").is_file() and (runs / "matrix.json").is_file() else None
+    return (bench, runs) if (bench / MANIFEST_FILE).is_file() and (runs / RUN_MANIFEST).is_file() else None
 
 
 def _skipped(out: Path, data: PaperReport | None, shift: tuple[Path, Path] | None) -> list[str]:
@@ -476,7 +476,7 @@ def _coverage(bench: Path, collection: Path, out: Path, pool: str | None = None)
 
     pool = pool or DEFAULT_POOL
     summary = out / RESULTS_DIR / SUMMARY_FILE
-    stamp = _inputs_digest([bench / "SHA256SUMS", collection / "collection.json"], [collection / "index"])
+    stamp = _inputs_digest([bench / "SHA256SUMS", collection / COLLECTION_RECORD], [collection / "index"])
     stamp = f"{stamp} {pool}"
     kept = summary.is_file() and _read_stamp(out) == stamp
     if not kept:
@@ -513,13 +513,12 @@ def _read_stamp(folder: Path) -> str | None:
 
 def _run_seconds(runs: Path) -> dict[str, float]:
     """Seconds each run of the matrix took when it was last produced (``matrix.json``)."""
-    import json
+    from nclue.matrix.runset import RunSet
 
     try:
-        manifest = json.loads((runs / "matrix.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return dict(sorted(RunSet.open(runs).seconds().items()))
+    except NclueError:
         return {}
-    return {name: entry.get("seconds", 0.0) for name, entry in sorted(manifest.get("runs", {}).items())}
 
 
 def _lexical_ok(collection: Path) -> bool:
@@ -535,20 +534,19 @@ def _lexical_ok(collection: Path) -> bool:
 
 def _release_current(bench: Path, collection: Path, options) -> bool:  # noqa: ANN001 - BuildOptions
     """The release's construction record (pages, options, code) is today's."""
-    import json
-
     from nclue.bench.pipeline import construction_record
+    from nclue.release import read_manifest
 
     try:
-        manifest = json.loads((bench / "MANIFEST.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        manifest = read_manifest(bench)
+    except NclueError:
         return False
     return manifest.get("construction") == construction_record(collection, options)
 
 
 def _release_ok(bench: Path, verify_release) -> bool:  # noqa: ANN001 - nclue.bench.release.verify
     """A release is reused only when it exists and ``bench verify`` finds no problem."""
-    if not (bench / "MANIFEST.json").is_file():
+    if not (bench / MANIFEST_FILE).is_file():
         return False
     try:
         problems, _, _ = verify_release(bench)

@@ -242,6 +242,19 @@ def read_json_object(path: str | os.PathLike[str], fix: str, what: str = "JSON f
     return obj
 
 
+def read_json_record(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """A build record that may be absent or stale: the JSON object at ``path``, else ``None``.
+
+    For manifests whose absence or damage only means "rebuild" (an index's ``manifest.json``);
+    a file a user must fix is read with :func:`read_json_object`, which names the problem.
+    """
+    try:
+        obj = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
 def json_safe(obj: Any) -> Any:
     """Replace NaN/inf floats by ``None`` recursively (files are written with ``allow_nan=False``)."""
     if isinstance(obj, float):

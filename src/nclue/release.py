@@ -33,6 +33,7 @@ the distinct-page rule of ``docs/labels.md``). Grade-0 rows are dropped: zero is
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -41,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from nclue.errors import NclueError, where
-from nclue.io import atomic_write_text, iter_jsonl, iter_text_lines, sha256_file, write_jsonl
+from nclue.io import atomic_write_text, iter_jsonl, iter_text_lines, sha256_file, write_json, write_jsonl
 from nclue.query import MAX_CONDITIONS, parse_conditions
 from nclue.types import CorpusDoc, Judgment, Qrels, Query
 
@@ -51,6 +52,8 @@ CORPUS_FILE = "corpus.jsonl"
 PARAPHRASES_FILE = "paraphrases.jsonl"
 READING_FILE = "reading.jsonl"
 """A reader-judged release's reading record (per query: pool, judged documents, judgments)."""
+MANIFEST_FILE = "MANIFEST.json"
+"""The release's construction record (``nclue build``): parameters, extraction gate, reading, paraphrase."""
 PARAPHRASE = "paraphrase"
 BEIR_QRELS = Path("qrels") / "test.tsv"
 MAX_PAGE = 2**31 - 1
@@ -240,6 +243,33 @@ class Release:
             write_jsonl(out / CORPUS_FILE, (d.to_json() for d in self.corpus))
             written.append(out / CORPUS_FILE)
         return written
+
+
+def read_manifest(root: str | os.PathLike[str], required: bool = True) -> dict[str, Any]:
+    """The release's ``MANIFEST.json`` as a dict: the one reader of that file.
+
+    A missing file is refused naming the fix when ``required``, else read as ``{}`` (a BEIR
+    folder has none); a damaged one is always refused.
+    """
+    path = Path(root) / MANIFEST_FILE
+    if not path.is_file():
+        if required:
+            raise NclueError(f"{path}: missing; build the release with `nclue build` (BEIR folders have no manifest)")
+        return {}
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise NclueError(f"{path}: unreadable ({exc}); rebuild the release with `nclue build`") from None
+    if not isinstance(manifest, dict):
+        raise NclueError(f"{path}: not a JSON object; rebuild the release with `nclue build`")
+    return manifest
+
+
+def write_manifest(root: str | os.PathLike[str], manifest: Mapping[str, Any]) -> Path:
+    """Write ``MANIFEST.json`` atomically (indented, key-sorted JSON); the caller rewrites ``SHA256SUMS``."""
+    path = Path(root) / MANIFEST_FILE
+    write_json(path, dict(manifest))
+    return path
 
 
 def read_paraphrases(path: str | os.PathLike[str], queries: Sequence[Query]) -> dict[str, str]:

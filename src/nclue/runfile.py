@@ -1,7 +1,8 @@
 """Run files: read and write TREC six-column and nclue JSONL runs (``docs/formats.md#runs``).
 
 One parser for both forms, used by the scorer (which encodes the parsed rows straight into
-arrays, :mod:`nclue.scoring.runs`) and by :meth:`nclue.types.Run.read` (typed records).
+arrays, :mod:`nclue.scoring.runs`) and by :meth:`nclue.types.Run.read` (typed records); the
+writers take a :class:`~nclue.types.Run` (:meth:`nclue.types.Run.write`).
 Every malformed line is an :class:`~nclue.errors.NclueError` naming the file, the line and
 the fix: a wrong column count, a non-finite score, a document ranked twice for one query, a
 query on two lines, a page number that is not a positive 32-bit integer, text that is not
@@ -18,10 +19,13 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nclue.errors import NclueError, where
 from nclue.io import atomic_write_text, dumps_canonical, iter_jsonl, iter_text_lines, require_finite
-from nclue.types import RankedDoc, Run
+
+if TYPE_CHECKING:  # annotations only: types.Run.read builds records from parse_run, so no cycle
+    from nclue.types import Run
 
 MAX_PAGE = 2**31 - 1
 """Largest page number a run may carry (page numbers are stored as int32)."""
@@ -114,18 +118,6 @@ def parse_run(path: str | os.PathLike[str]) -> ParsedRun:
     if not p.is_file():
         raise NclueError(f"{p}: run file not found" + (" (it is a directory)" if p.is_dir() else ""))
     return _parse_jsonl(p) if is_jsonl(p) else _parse_trec(p)
-
-
-def read_run(path: str | os.PathLike[str], name: str | None = None) -> Run:
-    """A run file as a typed :class:`~nclue.types.Run` (name = ``name``, else :func:`run_name`)."""
-    p = Path(path)
-    parsed = parse_run(p)
-    page_aware = any(e[2] is not None for rows in parsed.values() for e in rows)
-    rankings = {
-        qid: [RankedDoc(doc, score, pages or (), evidence or {}) for doc, score, pages, evidence in rows]
-        for qid, rows in parsed.items()
-    }
-    return Run(name or run_name(p), rankings, page_aware)
 
 
 def _parse_trec(path: Path) -> ParsedRun:

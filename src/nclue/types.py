@@ -19,6 +19,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Literal
 
+from nclue.runfile import parse_run, run_name, write_run
+
 Label = Literal["gold", "partial"]
 FORMS: tuple[str, ...] = ("raw", "clean_v2", "natural")
 DEFAULT_FORM = "clean_v2"
@@ -324,16 +326,18 @@ class Run:
     def write(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write ``DIR/<stem>.trec`` and ``DIR/<stem>.jsonl`` atomically (a shell-safe stem of the name,
         :func:`nclue.runfile.file_stem`; the name is recorded inside); return their paths."""
-        from nclue.runfile import write_run
-
         return write_run(self, directory)
 
     @classmethod
     def read(cls, path: str | os.PathLike[str], name: str | None = None) -> Run:
         """Read a TREC (six columns) or nclue JSONL run file; the name defaults to the one recorded, else the stem."""
-        from nclue.runfile import read_run
-
-        return read_run(path, name)
+        parsed = parse_run(path)
+        page_aware = any(e[2] is not None for rows in parsed.values() for e in rows)
+        rankings = {
+            qid: [RankedDoc(doc, score, pages or (), evidence or {}) for doc, score, pages, evidence in rows]
+            for qid, rows in parsed.items()
+        }
+        return cls(name or run_name(path), rankings, page_aware)
 
 
 def _ranking(name: str, qid: str, docs: object) -> list[RankedDoc]:

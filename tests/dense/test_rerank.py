@@ -99,7 +99,7 @@ def test_cross_encoder_scorer(workspace, tiny_cross_encoder, monkeypatch):
     doc = ranking[0]
     rows = system.candidate_rows(doc)
     from nclue.models.chunking import chunk_pages
-    from nclue.models.encoder import load_tokenizer_dir
+    from nclue.models.tokenizer import load_tokenizer_dir
 
     texts = [ws.store.texts[r] for r in rows]
     chunks = chunk_pages(texts, load_tokenizer_dir(tiny_cross_encoder), system.scorer.window, 32)

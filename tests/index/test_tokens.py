@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from nclue.errors import NclueError
-from nclue.index.tokens import BLOCK, dequantize, open_token_index, quantize
+from nclue.index.token_codec import BLOCK, dequantize, quantize
+from nclue.index.tokens import open_token_index
 
 
 def reference_codec(x: np.ndarray, bits: int) -> np.ndarray:

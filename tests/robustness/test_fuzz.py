@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from nclue.errors import NclueError
 from nclue.release import Release
-from nclue.runfile import read_run
+from nclue.types import Run
 
 QUERIES = [
     {"qid": "q1", "conditions": ["alpha", "beta"]},
@@ -55,7 +55,7 @@ def read(name: str, data: bytes) -> None:
         path.write_bytes(data)
         try:
             if name.startswith("run"):
-                read_run(path)
+                Run.read(path)
             else:
                 (root / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in QUERIES))
                 Release.open(root, qrels=path)
@@ -118,7 +118,7 @@ def test_the_valid_files_read() -> None:
             path = Path(tmp) / name
             path.write_text(text)
             if name.startswith("run"):
-                assert read_run(path).rankings["q1"][0].doc_id == "d1"
+                assert Run.read(path).rankings["q1"][0].doc_id == "d1"
             else:
                 (Path(tmp) / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in QUERIES))
                 assert Release.open(tmp, qrels=path).judgments[0].doc_id == "d1"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nclue.runfile import file_stem, read_run, run_name, run_path
+from nclue.runfile import file_stem, run_name, run_path
 from nclue.types import RankedDoc, Run
 
 NAMES = [
@@ -50,15 +50,15 @@ def _run(name: str, page_aware: bool) -> Run:
 def test_both_files_give_back_the_system_name(name: str, tmp_path: Path) -> None:
     trec, jsonl = _run(name, page_aware=True).write(tmp_path)
     assert trec == run_path(tmp_path, name, ".trec") and jsonl == run_path(tmp_path, name)
-    assert read_run(jsonl).name == name and run_name(jsonl) == name
-    assert read_run(trec).name == name  # the TREC tag, spaces restored
+    assert Run.read(jsonl).name == name and run_name(jsonl) == name
+    assert Run.read(trec).name == name  # the TREC tag, spaces restored
     assert trec.read_text().split("\n")[0].split()[5] == name.replace(" ", "")
 
 
 def test_a_users_trec_file_keeps_its_stem_as_its_name(tmp_path: Path) -> None:
     path = tmp_path / "my_run.trec"
     path.write_text("q1 Q0 doc-a 1 2.0 BM25\n")
-    assert read_run(path).name == "my_run"
+    assert Run.read(path).name == "my_run"
 
 
 def test_a_jsonl_file_with_two_run_names_is_refused(tmp_path: Path) -> None:
@@ -70,7 +70,7 @@ def test_a_jsonl_file_with_two_run_names_is_refused(tmp_path: Path) -> None:
         '{"qid": "q2", "run": "b", "docs": [{"doc_id": "d", "score": 1}]}\n'
     )
     with pytest.raises(NclueError, match=r"mixed.jsonl:2: run name 'b' differs from 'a' on line 1"):
-        read_run(path)
+        Run.read(path)
 
 
 def test_an_unquoted_shell_line_reads_the_file(tmp_path: Path) -> None:

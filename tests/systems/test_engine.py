@@ -11,8 +11,8 @@ from scipy.optimize import linear_sum_assignment
 from nclue.errors import NclueError
 from nclue.query import render_clean_v2
 from nclue.systems.backbone import Request
+from nclue.systems.names import EXAMPLES
 from nclue.systems.operations import normalise
-from nclue.systems.registry import EXAMPLES
 
 QUERIES = [
     ("regression model", "data frame", "missing values"),

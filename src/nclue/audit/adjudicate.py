@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,12 +38,12 @@ from nclue.audit.text import quote_problem
 from nclue.bench.matching import label as gold_label
 from nclue.errors import NclueError
 from nclue.io import read_json, sha256_file, write_json
+from nclue.progress import Progress, quiet
 from nclue.release import Release, write_beir_qrels, write_judgments
 from nclue.tables import Table, Tabular
 from nclue.types import Judgment
 
 DECISIONS_FILE = "decisions.json"
-Tick = Callable[[str, int, int | None], None]
 Key = tuple[str, str]
 """``(pair id, condition name)``."""
 
@@ -271,7 +271,7 @@ def adjudicate(
     overrides: str | os.PathLike[str] | None = None,
     tiebreak_out: str | os.PathLike[str] | None = None,
     bench: str | os.PathLike[str] | None = None,
-    tick: Tick = lambda stage, n, total: None,
+    tick: Progress = quiet,
 ) -> AdjudicationReport:
     """Decide every polled condition and write the new qrels version (or a tie-break packet)."""
     audit = AuditDir.open(audit_dir)

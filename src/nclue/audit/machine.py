@@ -18,7 +18,7 @@ browser, and is counted as rejected. The result is an ordinary export (with its 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -33,9 +33,9 @@ from nclue.io import write_json
 from nclue.llm.cache import Asker, ResponseCache
 from nclue.llm.client import LLMConfig
 from nclue.llm.replies import json_object
+from nclue.progress import Progress, quiet
 from nclue.tables import Table, Tabular
 
-Tick = Callable[[str, int, int | None], None]
 MAX_PAGE_CHARS = 6000
 TEMPLATE = "evaluate_item"
 
@@ -127,6 +127,47 @@ def parse_reply(reply: str, item: Mapping[str, Any]) -> list[tuple[bool, list[tu
     return out
 
 
+def _packet(audit: AuditDir, packet_id: str | None) -> str:
+    """The packet to answer: ``packet_id`` when the audit has it, else the audit's one initial packet."""
+    ids = audit.packet_ids()
+    if packet_id is None:
+        first = audit.packets_of_kind("audit", "challenge")
+        if len(first) != 1:
+            raise NclueError(
+                f"{audit.root}: {len(first)} initial packets ({', '.join(first) or 'none'}); choose one with --packet ID"
+            )
+        return first[0]
+    if packet_id not in ids:
+        raise NclueError(f"{audit.root}: no packet {packet_id!r} (packets: {', '.join(ids) or 'none'})")
+    return packet_id
+
+
+def _answer(item: Mapping[str, Any], reply: str | None) -> tuple[dict[str, Any], str, str]:
+    """``(export entry, outcome, reason)`` of one item's reply: outcome ``empty`` (no reply),
+    ``malformed`` (not parseable; left empty), ``rejected`` (a quote or answer fails the rubric;
+    kept as a draft) or ``accepted``; ``reason`` says why it was not accepted."""
+    if reply is None:
+        return {"id": item["id"], "status": "empty", "conditions": _blank(item)}, "empty", ""
+    try:
+        parsed = parse_reply(reply, item)
+    except ValueError as exc:
+        return {"id": item["id"], "status": "empty", "conditions": _blank(item)}, "malformed", f"reply not used ({exc})"
+    problems = [
+        f"condition {i} (“{cond['name']}”): {p[0]}"
+        for i, (cond, (answer, evidence)) in enumerate(zip(item["conditions"], parsed), start=1)
+        if (p := condition_problems(cond, answer, evidence))
+    ]
+    entry = {
+        "id": item["id"],
+        "status": "draft" if problems else "accepted",
+        "conditions": [
+            {"id": cond["id"], "answer": answer, "evidence": [{"page": p, "quote": q} for p, q in evidence]}
+            for cond, (answer, evidence) in zip(item["conditions"], parsed)
+        ],
+    }
+    return entry, "rejected" if problems else "accepted", problems[0] if problems else ""
+
+
 def machine(
     audit_dir: str | os.PathLike[str],
     endpoint: str | None = None,
@@ -137,7 +178,7 @@ def machine(
     evaluator: str = "M",
     cache: str | os.PathLike[str] | None = None,
     max_tokens: int = 1500,
-    tick: Tick = lambda stage, n, total: None,
+    tick: Progress = quiet,
     api: str | None = None,
     batch_out: str | os.PathLike[str] | None = None,
     batch_in: str | os.PathLike[str] | None = None,
@@ -145,16 +186,7 @@ def machine(
 ) -> MachineSummary:
     """Answer every item of a packet through the LLM client and write an export (see the module docstring)."""
     audit = AuditDir.open(audit_dir)
-    ids = audit.packet_ids()
-    if packet_id is None:
-        first = audit.packets_of_kind("audit", "challenge")
-        if len(first) != 1:
-            raise NclueError(
-                f"{audit.root}: {len(first)} initial packets ({', '.join(first) or 'none'}); choose one with --packet ID"
-            )
-        packet_id = first[0]
-    elif packet_id not in ids:
-        raise NclueError(f"{audit.root}: no packet {packet_id!r} (packets: {', '.join(ids) or 'none'})")
+    packet_id = _packet(audit, packet_id)
     payload, _ = audit.load_packet(packet_id)
     config = replace(LLMConfig.from_env(endpoint, model, key, api), max_tokens=max_tokens)
     batch = batch_out is not None or batch_in is not None
@@ -176,35 +208,12 @@ def machine(
     for pos, item in enumerate(payload["items"], start=1):
         reply = asker.ask(prompt_for(item))
         tick("items", 1, None)
-        if reply is None:
-            items.append({"id": item["id"], "status": "empty", "conditions": _blank(item)})
-            continue
-        try:
-            parsed = parse_reply(reply, item)
-        except ValueError as exc:
-            counts["malformed"] += 1
-            reasons.append(f"item {pos} ({item['id']}): reply not used ({exc})")
-            items.append({"id": item["id"], "status": "empty", "conditions": _blank(item)})
-            continue
-        problems = [
-            f"condition {i} (“{cond['name']}”): {p[0]}"
-            for i, (cond, (answer, evidence)) in enumerate(zip(item["conditions"], parsed), start=1)
-            if (p := condition_problems(cond, answer, evidence))
-        ]
-        status = "draft" if problems else "accepted"
-        counts["rejected" if problems else "accepted"] += 1
-        if problems:
-            reasons.append(f"item {pos} ({item['id']}): {problems[0]}")
-        items.append(
-            {
-                "id": item["id"],
-                "status": status,
-                "conditions": [
-                    {"id": cond["id"], "answer": answer, "evidence": [{"page": p, "quote": q} for p, q in evidence]}
-                    for cond, (answer, evidence) in zip(item["conditions"], parsed)
-                ],
-            }
-        )
+        entry, outcome, reason = _answer(item, reply)
+        items.append(entry)
+        if outcome in counts:
+            counts[outcome] += 1
+        if reason:
+            reasons.append(f"item {pos} ({item['id']}): {reason}")
     asker.finish()
     target = Path(out) if out else audit.root / f"machine-{evaluator}.json"
     write_json(

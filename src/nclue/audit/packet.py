@@ -24,7 +24,7 @@ import io
 import json
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -42,9 +42,8 @@ from nclue.corpus.render import capped_scale, renderable
 from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 from nclue.io import atomic_write_text, dumps_canonical, sha256_bytes, sha256_file
+from nclue.progress import Progress, quiet
 from nclue.tables import Table, Tabular
-
-Tick = Callable[[str, int, int | None], None]
 
 TITLES = {
     "audit": "Evidence audit",
@@ -235,7 +234,7 @@ def render_images(
     pdf_dir: str | os.PathLike[str],
     wanted: Mapping[str, tuple[str, int]],
     width: int,
-    tick: Tick,
+    tick: Progress,
     quality: int = 40,
 ) -> dict[str, Any]:
     """``{"refs": {key: index}, "data": [data URI, …]}``: a grayscale JPEG per distinct wanted ``(doc_id, page)``.
@@ -345,7 +344,7 @@ def write_packet(
     evaluator: str | None = None,
     pdf_dir: str | os.PathLike[str] | None = None,
     image_width: int = 420,
-    tick: Tick = lambda stage, n, total: None,
+    tick: Progress = quiet,
     recall: Mapping[str, int] | None = None,
 ) -> PacketSummary:
     """Store the packet in the audit and write its HTML file; return its composition."""
@@ -397,7 +396,7 @@ def build_packet(
     rubric_file: str | os.PathLike[str] | None = None,
     params: PoolParams = PoolParams(),
     image_width: int = 420,
-    tick: Tick = lambda stage, n, total: None,
+    tick: Progress = quiet,
 ) -> PacketSummary:
     """The first packet of an audit: ``initial`` pages per condition (a challenge shows its expanded pools)."""
     audit = AuditDir.open(audit_dir)

@@ -27,7 +27,7 @@ rank 9. It measures recall for known positives, not document-wide recall for unk
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ from nclue.audit.store import AuditDir
 from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 from nclue.io import read_json_object, write_json
+from nclue.progress import Progress, quiet
 from nclue.tables import Table, Tabular
 
 REPAIR_FILE = "repair.json"
@@ -52,8 +53,6 @@ POLICY = (
     "absence as final."
 )
 """The evidence-asymmetric repair policy, fixed before any response is read (written into repair.json)."""
-
-Tick = Callable[[str, int, int | None], None]
 
 
 @dataclass(frozen=True)
@@ -165,7 +164,7 @@ def repair(
     params: PoolParams = PoolParams(),
     rubric_file: str | os.PathLike[str] | None = None,
     pdf_dir: str | os.PathLike[str] | None = None,
-    tick: Tick = lambda stage, n, total: None,
+    tick: Progress = quiet,
 ) -> RepairReport:
     """Apply the policy to the initial exports and write the expanded-page poll to ``out``."""
     audit = AuditDir.open(audit_dir)
@@ -241,7 +240,7 @@ def _poll(
     params: PoolParams,
     rubric_file: str | os.PathLike[str] | None,
     pdf_dir: str | os.PathLike[str] | None,
-    tick: Tick,
+    tick: Progress,
 ) -> PacketSummary:
     """The expanded-page adjudication packet of the queued pairs, with the held-out recall check."""
     store = PageStore.open(collection)

@@ -43,6 +43,7 @@ from nclue.bench.inventory import Inventory
 from nclue.bench.matching import distinct_assignment, label, single_page_solvable
 from nclue.bench.params import SINGLE_PAGE, ComposeParams
 from nclue.errors import NclueError
+from nclue.progress import Advance
 
 
 @dataclass
@@ -160,7 +161,7 @@ def _exhausted(inventory: Inventory, by_doc: dict[int, list[int]], p_three: floa
     return all(key in seen for own in by_doc.values() for key in _drawable(inventory, own, p_three))
 
 
-def generate(inventory: Inventory, params: ComposeParams, tick: Callable[[int], None] = lambda n: None) -> list[Item]:
+def generate(inventory: Inventory, params: ComposeParams, tick: Advance = lambda n: None) -> list[Item]:
     """Seeded candidate pool (see module docstring), sorted by condition tuple."""
     rng = np.random.default_rng(params.seed)
     by_doc: dict[int, list[int]] = {}
@@ -214,7 +215,7 @@ def select(
     items: list[Item],
     params: ComposeParams,
     gate: Callable[[Item], bool] | None = None,
-    tick: Callable[[int], None] = lambda n: None,
+    tick: Advance = lambda n: None,
 ) -> tuple[list[Item], Counter[str]]:
     """Greedy seeded quality/diversity selection; returns the selected items and drop reasons."""
     rng = np.random.default_rng(params.seed + 1)
@@ -251,7 +252,7 @@ def select_gated(
     gate: Callable[[Item], bool],
     known: Callable[[Item], bool],
     prefetch: Callable[[list[Item]], None],
-    tick: Callable[[int], None] = lambda n: None,
+    tick: Advance = lambda n: None,
 ) -> tuple[list[Item], Counter[str]]:
     """:func:`select` with a batched gate: optimistic passes collect the items whose verdict is
     unknown, ``prefetch`` judges them in one batch, and the pass repeats until no verdict is

@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -77,6 +77,7 @@ from nclue.bench.text import (
 from nclue.corpus.store import PageStore
 from nclue.engine import Engine
 from nclue.errors import NclueError
+from nclue.progress import Advance
 
 STRUCTURAL = frozenset(
     s_stem(w)
@@ -171,9 +172,7 @@ def _tokenized(store: PageStore, engine: Engine | None) -> Iterator[list[PageTok
             done += 1
 
 
-def _tokenize_store(
-    store: PageStore, tick: Callable[[int], None], engine: Engine | None = None
-) -> tuple[_Tokens, list[str]]:
+def _tokenize_store(store: PageStore, tick: Advance, engine: Engine | None = None) -> tuple[_Tokens, list[str]]:
     vocab: dict[str, int] = {}
     ids: list[np.ndarray] = []
     brks, hyphs, heads, hends, items, names, glues, rows = [], [], [], [], [], [], [], []
@@ -551,7 +550,7 @@ def _candidates(
 
 
 def _analysed(
-    store: PageStore, params: MineParams, tick: Callable[[int], None], engine: Engine | None
+    store: PageStore, params: MineParams, tick: Advance, engine: Engine | None
 ) -> tuple[_Tokens, Vocabulary, dict[str, tuple[str, ...]], PageEvidence]:
     """Tokens, vocabulary, acronym pairs and page evidence of a whole store."""
     tokens, surface = _tokenize_store(store, tick, engine)
@@ -563,7 +562,7 @@ def _analysed(
 def mine(
     store: PageStore,
     params: MineParams = MineParams(),
-    tick: Callable[[int], None] = lambda n: None,
+    tick: Advance = lambda n: None,
     engine: Engine | None = None,
 ) -> Inventory:
     """Mine candidate conditions and their establishing pages over a whole page store.

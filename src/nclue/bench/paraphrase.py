@@ -21,9 +21,7 @@ one), the dataset card a section, and ``SHA256SUMS`` is rewritten to cover both 
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,10 +30,11 @@ from nclue.bench.prompts import template
 from nclue.bench.prompts.paraphrase import parse
 from nclue.bench.verify import write_sums
 from nclue.errors import NclueError
-from nclue.io import atomic_write_text, exclusive_lock, sha256_bytes, write_json
+from nclue.io import atomic_write_text, exclusive_lock, sha256_bytes
 from nclue.llm.cache import Asker, ResponseCache
 from nclue.llm.client import LLMConfig
-from nclue.release import PARAPHRASES_FILE, Release, write_paraphrases
+from nclue.progress import Advance
+from nclue.release import PARAPHRASES_FILE, Release, read_manifest, write_manifest, write_paraphrases
 from nclue.types import Query
 
 CACHE = Path("judge") / "paraphrase_cache.jsonl"
@@ -70,7 +69,7 @@ def fill_paraphrases(
     config: LLMConfig,
     attempts: int = DEFAULT_ATTEMPTS,
     cache_path: str | os.PathLike[str] | None = None,
-    tick: Callable[[], None] | None = None,
+    tick: Advance | None = None,
     batch_out: str | os.PathLike[str] | None = None,
     batch_in: str | os.PathLike[str] | None = None,
     answered_by: str = "",
@@ -108,7 +107,7 @@ def fill_paraphrases(
                     problem = str(exc)
                     summary.rejected_replies += 1
             if tick is not None:
-                tick()
+                tick(1)
         summary.fresh, summary.cached = asker.fresh + asker.imported, asker.cached
         asker.finish()
         summary.accepted = len(accepted)
@@ -124,13 +123,7 @@ def _record(
     """Add the ``paraphrase`` record to MANIFEST.json, re-render the card, rewrite SHA256SUMS."""
     from nclue.bench.pipeline import examples
 
-    path = root / "MANIFEST.json"
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        raise NclueError(
-            f"{path}: missing or damaged; paraphrases are added to a release built by `nclue build`"
-        ) from None
+    manifest = read_manifest(root)
     manifest["paraphrase"] = {
         "model": config.model or "",
         "prompt_template_sha256": sha256_bytes(template("paraphrase").encode("utf-8")),
@@ -143,7 +136,7 @@ def _record(
         "cache": cache.relative_to(root).as_posix() if (cache := asker.cache.path).is_relative_to(root) else cache.name,
         "provenance": asker.cache.provenance(),
     }
-    write_json(path, manifest)
+    write_manifest(root, manifest)
     scored = Release.open(root, require_qrels=True)
     card = render_card(
         manifest, manifest["distributions"], examples(list(scored.queries), list(scored.judgments), manifest["seed"])

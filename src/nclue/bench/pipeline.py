@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import platform
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,11 +42,21 @@ from nclue.io import (
     exclusive_lock,
     sha256_bytes,
     writable_dir,
-    write_json,
     write_jsonl,
 )
+from nclue.progress import Progress, quiet
 from nclue.query import render_forms
-from nclue.release import BEIR_QRELS, CORPUS_FILE, PARAPHRASES_FILE, QRELS_FILE, QUERIES_FILE, READING_FILE, Release
+from nclue.release import (
+    BEIR_QRELS,
+    CORPUS_FILE,
+    MANIFEST_FILE,
+    PARAPHRASES_FILE,
+    QRELS_FILE,
+    QUERIES_FILE,
+    READING_FILE,
+    Release,
+    write_manifest,
+)
 from nclue.types import CorpusDoc, Judgment, Query
 
 JUDGMENTS_FILE = "judgments.jsonl"
@@ -58,12 +67,10 @@ RELEASE_FILES = (
     "inventory.jsonl",
     READING_FILE,
     JUDGMENTS_FILE,
-    "MANIFEST.json",
+    MANIFEST_FILE,
     "README.md",
     "SHA256SUMS",
 )
-
-Tick = Callable[[str, int, int | None], None]
 
 
 @dataclass
@@ -73,10 +80,6 @@ class BuildSummary:
     out: Path
     manifest: dict[str, Any]
     problems: list[str]
-
-
-def _no_tick(stage: str, advance: int, total: int | None) -> None:
-    del stage, advance, total
 
 
 def _make_gate(
@@ -229,7 +232,7 @@ def build(
     collection: str | Path,
     out: str | Path,
     options: BuildOptions = BuildOptions(),
-    tick: Tick = _no_tick,
+    tick: Progress = quiet,
     engine: Engine | None = None,
 ) -> BuildSummary:
     """Build a benchmark release from ``collection`` into ``out`` (see module docstring).
@@ -260,7 +263,12 @@ def build(
 
 
 def _build(
-    collection: str | Path, store: PageStore, out_dir: Path, options: BuildOptions, tick: Tick, engine: Engine | None
+    collection: str | Path,
+    store: PageStore,
+    out_dir: Path,
+    options: BuildOptions,
+    tick: Progress,
+    engine: Engine | None,
 ) -> BuildSummary:
     """:func:`build` while holding the output folder's lock."""
     full_docs, full_pages = len(store.doc_ids), int(store.n_pages)
@@ -362,7 +370,7 @@ def write_release(
     inventory: Inventory,
     chosen: list[Item],
     construction: Construction,
-    tick: Tick = _no_tick,
+    tick: Progress = quiet,
 ) -> BuildSummary:
     """Write the release of the ``chosen`` items: queries, qrels, corpus, inventory, controls, manifest, card, sums.
 
@@ -418,7 +426,7 @@ def write_release(
         "validation": {"ok": validation.ok, "errors": validation.errors},
         **construction.extra,
     }
-    write_json(out_dir / "MANIFEST.json", manifest)
+    write_manifest(out_dir, manifest)
     card_examples = examples(queries, qrels, options.compose.seed)
     card = render_card(manifest, validation.tables, card_examples)
     if options.conditions == "sections":

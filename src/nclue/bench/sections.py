@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -43,6 +42,7 @@ from nclue.bench.text import STOPWORDS, s_stem
 from nclue.corpus.store import PageStore
 from nclue.corpus.structure import open_structure
 from nclue.errors import NclueError
+from nclue.progress import Advance
 
 PART_LABELS = frozenset(
     "contents content index chapter section part appendix appendice figure table list page preface abstract".split()
@@ -87,7 +87,7 @@ def mine_sections(
     collection: str,
     params: SectionParams = SectionParams(),
     judge: str = "embedding",
-    tick: Callable[[int], None] = lambda n: None,
+    tick: Advance = lambda n: None,
 ) -> tuple[Inventory, dict[str, Any]]:
     """Mine the section-concept inventory of ``store`` (module docstring); returns it and its record."""
     if judge == "llm":

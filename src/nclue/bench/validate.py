@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,17 +72,40 @@ def _bucket(value: int, edges: tuple[int, ...], labels: tuple[str, ...]) -> str:
     return labels[-1]
 
 
-def validate_release(root: str | Path, release: Release | None = None, max_errors: int = 50) -> Validation:
-    """Re-derive and check every label of the release at ``root`` (opened as ``release`` if given)."""
-    base = Path(root)
-    rel = release if release is not None else Release.open(base, require_qrels=True)
-    result = Validation()
+def _read_inventory(base: Path) -> tuple[dict[tuple[str, str], list[int]], dict[str, set[str]]]:
+    """``({(condition, doc_id): pages}, {condition: documents with a page})`` from ``inventory.jsonl``."""
     inventory: dict[tuple[str, str], list[int]] = {}
     cond_docs: dict[str, set[str]] = defaultdict(set)
     for _, row in iter_jsonl(base / "inventory.jsonl"):
         inventory[(row["condition"], row["doc_id"])] = sorted(row["pages"])
         if row["pages"]:
             cond_docs[row["condition"]].add(row["doc_id"])
+    return inventory, cond_docs
+
+
+def _check_row(row: Judgment, conds: list[str], sets: list[list[int]], fail: Callable[[str], None]) -> int:
+    """Check one qrel row against the inventory's page sets of its query's conditions (grade,
+    evidence pages, label re-derived by brute force); 1 when it is a single-page-solvable gold."""
+    where = f"{row.qid}/{row.doc_id}"
+    grade = sum(1 for s in sets if s)
+    if row.grade != grade:
+        fail(f"{where}: grade {row.grade} but clue count {grade}")
+    stored = {c: sorted(p) for c, p in (row.pages or {}).items() if p}
+    if stored != {c: s for c, s in zip(conds, sets) if s}:
+        fail(f"{where}: evidence pages differ from the inventory")
+    expected = brute_force_label(sets)
+    if row.label != expected:
+        fail(f"{where}: label {row.label} but re-derived {expected}")
+    single = row.label == "gold" and grade == len(conds) and any(all(p in s for s in sets) for p in sets[0])
+    return int(single)
+
+
+def validate_release(root: str | Path, release: Release | None = None, max_errors: int = 50) -> Validation:
+    """Re-derive and check every label of the release at ``root`` (opened as ``release`` if given)."""
+    base = Path(root)
+    rel = release if release is not None else Release.open(base, require_qrels=True)
+    result = Validation()
+    inventory, cond_docs = _read_inventory(base)
     n_pages = {d.doc_id: d.n_pages or 0 for d in rel.corpus}
     queries = {q.qid: q for q in rel.queries}
     qrels: dict[str, dict[str, Judgment]] = defaultdict(dict)
@@ -109,24 +133,13 @@ def validate_release(root: str | Path, release: Release | None = None, max_error
         golds = []
         partials = 0
         for doc_id in union:
-            sets = [inventory.get((c, doc_id), []) for c in conds]
-            expected = brute_force_label(sets)
             row = rows.get(doc_id)
             if row is None:
                 continue
-            grade = sum(1 for s in sets if s)
-            if row.grade != grade:
-                fail(f"{qid}/{doc_id}: grade {row.grade} but clue count {grade}")
-            stored = {c: sorted(p) for c, p in (row.pages or {}).items() if p}
-            derived = {c: s for c, s in zip(conds, sets) if s}
-            if stored != derived:
-                fail(f"{qid}/{doc_id}: evidence pages differ from the inventory")
-            if row.label != expected:
-                fail(f"{qid}/{doc_id}: label {row.label} but re-derived {expected}")
+            sets = [inventory.get((c, doc_id), []) for c in conds]
+            single_page_golds += _check_row(row, conds, sets, fail)
             if row.label == "gold":
                 golds.append(doc_id)
-                if grade == n and any(all(p in s for s in sets) for p in sets[0]):
-                    single_page_golds += 1
             else:
                 partials += 1
         if not golds:

@@ -13,13 +13,12 @@ extraction gate excluded (``MANIFEST.json`` ``gate``) is in ``corpus.jsonl`` or 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from nclue.bench.validate import Validation, validate_release
 from nclue.errors import NclueError
 from nclue.io import atomic_write_text, sha256_file
-from nclue.release import Release
+from nclue.release import MANIFEST_FILE, Release, read_manifest
 
 SUMS = "SHA256SUMS"
 CONTROL_DIR = "controls"
@@ -64,12 +63,12 @@ def check_gate(root: Path, release: Release) -> list[str]:
     The gate must be recorded; every ``corpus.jsonl`` document must come from an included
     source, and no judged document from an excluded one.
     """
-    path = root / "MANIFEST.json"
+    path = root / MANIFEST_FILE
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return [f"{path}: missing or not JSON; rebuild the release with `nclue build`"]
-    gate = manifest.get("gate") if isinstance(manifest, dict) else None
+        manifest = read_manifest(root)
+    except NclueError as exc:
+        return [str(exc)]
+    gate = manifest.get("gate")
     if not isinstance(gate, dict) or not isinstance(gate.get("sources"), list):
         return [f"{path}: no extraction gate recorded; rebuild the release with this nclue (`nclue build`)"]
     included = {row["source"] for row in gate["sources"] if row.get("included")}

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 
@@ -11,6 +9,7 @@ import typer
 
 from nclue.audit.params import ChallengeParams, PoolParams, SampleParams
 from nclue.cli.llm_options import LLMApi
+from nclue.progress import progress_bars
 from nclue.tables import Format
 from nclue.types import DEFAULT_SEED
 
@@ -68,32 +67,6 @@ def _notes(lines: tuple[str, ...] | list[str]) -> None:
         console.print(f"note: {line}", style="yellow", markup=False, highlight=False)
 
 
-@contextmanager
-def _progress() -> Iterator[Callable[[str, int, int | None], None]]:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as progress:
-        tasks: dict[str, int] = {}
-
-        def tick(stage: str, advance: int, total: int | None) -> None:
-            if stage not in tasks:
-                tasks[stage] = progress.add_task(stage, total=total)
-            elif total is not None:
-                progress.update(tasks[stage], total=total)
-            if advance:
-                progress.advance(tasks[stage], advance)
-
-        yield tick
-
-
 FORMAT = typer.Option(Format.table, "--format", help="Output format of the report.")
 REPORT = typer.Option(None, "--report", help="Write the report here instead of stdout.")
 
@@ -149,7 +122,7 @@ def packet(
     """
     from nclue.audit.packet import build_packet
 
-    with _progress() as tick:
+    with progress_bars(transient=True) as tick:
         summary = build_packet(audit, collection, out, evaluator, pdf_dir, rubric_file, _POOL, image_width, tick)
     _emit(summary.render(fmt), report)
 
@@ -187,7 +160,7 @@ def repair(
     """
     from nclue.audit.repair import repair as run
 
-    with _progress() as tick:
+    with progress_bars(transient=True) as tick:
         result = run(audit, exports, collection, out, _POOL, rubric_file, pdf_dir, tick)
     _notes(result.notes)
     _emit(result.render(fmt), report)
@@ -301,7 +274,7 @@ def machine(
     """
     from nclue.audit.machine import machine as run
 
-    with _progress() as tick:
+    with progress_bars(transient=True) as tick:
         result = run(
             audit,
             endpoint,

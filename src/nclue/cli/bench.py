@@ -144,10 +144,10 @@ def build(
     from dataclasses import replace
 
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from nclue.bench.pipeline import build as run_build
     from nclue.engine import open_engine
+    from nclue.progress import progress_bars
 
     options = replace(
         _BUILD,
@@ -186,19 +186,7 @@ def build(
         ),
     )
     console = Console(stderr=True)
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
-    ) as progress:
-        tasks: dict[str, int] = {}
-
-        def tick(stage: str, advance: int, total: int | None) -> None:
-            if stage not in tasks:
-                tasks[stage] = progress.add_task(stage, total=total)
-            elif total is not None:
-                progress.update(tasks[stage], total=total)
-            if advance:
-                progress.advance(tasks[stage], advance)
-
+    with progress_bars() as tick:
         with open_engine(engine.value, workers, ray_address) as runner:
             if judge is Judge.reader:
                 from nclue.reader.build import build_read_benchmark
@@ -302,7 +290,7 @@ def paraphrase(
             config,
             attempts,
             cache,
-            tick=lambda: progress.advance(task),
+            tick=lambda n: progress.advance(task, n),
             batch_out=batch_out,
             batch_in=batch_in,
             answered_by=answered_by,

@@ -188,7 +188,7 @@ def evaluate(
             judgments,
             out,
             on_missing=on_missing.value,  # type: ignore[arg-type]
-            on_task=lambda: progress.advance(bar),
+            on_task=lambda n: progress.advance(bar, n),
             freeze_id=freeze_id,
         )
     if report.judgments_as_frozen is False:

@@ -9,7 +9,7 @@ import typer
 
 from nclue.engine import EngineName
 from nclue.errors import NclueError
-from nclue.index.tokens import DEFAULT_BITS
+from nclue.index.token_codec import DEFAULT_BITS
 from nclue.models.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
 
 
@@ -246,9 +246,9 @@ def _verify(collection: Path, console) -> None:  # noqa: ANN001 - rich Console
 
 def _index_problems(collection: Path) -> dict[str, list[str]]:
     """Index name → the problems :func:`verify_lexical_index` and its dense/token peers find (every index present)."""
+    from nclue.index.builders import verify_token_indexes
     from nclue.index.dense import verify_dense_indexes
     from nclue.index.lexical import index_present, verify_lexical_index
-    from nclue.index.tokens import verify_token_indexes
 
     found = {"lexical": verify_lexical_index(collection)} if index_present(collection) else {}
     found.update({f"dense/{name}": issues for name, issues in verify_dense_indexes(collection).items()})

@@ -50,8 +50,9 @@ def report(
     """
     from rich.console import Console
 
+    from nclue.matrix.runset import RunSet
     from nclue.report.masking import MASK_DIR
-    from nclue.report.paper import compute_report, frozen_name, read_run_manifest, write_report
+    from nclue.report.paper import compute_report, frozen_name, write_report
 
     console = Console(stderr=True)
     masking_dir = masking if masking is not None else out / MASK_DIR
@@ -59,11 +60,10 @@ def report(
         from nclue.report.masking import run_masking, systems_to_mask
         from nclue.report.provenance import check_collection, check_run_files
 
-        manifest = read_run_manifest(run_dir)
-        check_collection(collection, run_dir, manifest)
-        check_run_files(run_dir, manifest)
-        form = manifest["spec"].get("form", "clean_v2")
-        fair = [n for n, m in manifest["runs"].items() if m.get("form", form) == form]
+        runset = RunSet.open(run_dir)
+        check_collection(collection, runset)
+        check_run_files(runset)
+        form, fair = runset.form, runset.fair()
         produced = run_masking(
             bench,
             collection,

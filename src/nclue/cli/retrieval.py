@@ -207,6 +207,7 @@ def run(
         if system:
             raise NclueError("give either --matrix or --system, not both")
         from nclue.matrix.runner import run_matrix
+        from nclue.matrix.runset import MANIFEST
         from nclue.matrix.spec import load_matrix
 
         spec = load_matrix(None if str(matrix) == "default" else matrix)
@@ -216,7 +217,7 @@ def run(
             )
         console.print(
             f"matrix: {len(result.ran)} run(s) produced, {len(result.skipped)} unchanged and skipped; "
-            f"manifest {output / 'matrix.json'}",
+            f"manifest {output / MANIFEST}",
             highlight=False,
             markup=False,
         )

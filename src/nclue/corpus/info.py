@@ -12,16 +12,13 @@ unreadable files. :func:`extraction_gate` computes the gate; ``nclue build`` enf
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from nclue.corpus.store import META_FILE, PageStore, require_consistent
-from nclue.errors import NclueError
+from nclue.corpus.store import PageStore, collection_record, require_consistent
 
 DEFAULT_THRESHOLD = 0.98
 DEFAULT_MIN_CHARS = 10
@@ -96,16 +93,7 @@ def collection_info(
     require_consistent(collection_dir)
     store = PageStore.open(collection_dir)
     statuses = Counter(store.docs.column("status").to_pylist())
-    meta_path = Path(collection_dir) / META_FILE
-    try:
-        meta = json.loads(meta_path.read_text("utf-8")) if meta_path.is_file() else {}
-    except (OSError, ValueError) as exc:
-        raise NclueError(
-            f"{meta_path}: damaged ({type(exc).__name__}); re-ingest with `nclue ingest PDF_DIR {collection_dir}` "
-            "(unchanged PDFs are not extracted again)"
-        ) from None
-    if not isinstance(meta, dict):
-        raise NclueError(f"{meta_path}: not a JSON object; re-ingest with `nclue ingest PDF_DIR {collection_dir}`")
+    meta = collection_record(collection_dir, strict=True)
     return {
         "collection": str(collection_dir),
         "ocr": meta.get("ocr"),

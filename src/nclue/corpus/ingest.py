@@ -43,7 +43,6 @@ import pyarrow.compute as pc
 
 from nclue.corpus.merge import (
     FORMAT_VERSION,
-    META_FILE,
     PageChunks,
     ShardWriter,
     Stored,
@@ -53,7 +52,7 @@ from nclue.corpus.merge import (
 )
 from nclue.corpus.normalize import NORMALIZATION_VERSION
 from nclue.corpus.pdftext import OCR_MODES, DocText, extract_pdf
-from nclue.corpus.store import DOCS_FILE, PAGES_FILE, pages_record, write_table_atomic
+from nclue.corpus.store import DOCS_FILE, META_FILE, PAGES_FILE, pages_record, write_table_atomic
 from nclue.engine import Engine, make_engine
 from nclue.errors import NclueError
 from nclue.io import exclusive_lock, sha256_file, writable_dir, write_json

@@ -12,7 +12,6 @@ which run or shard a row came from (the resume guarantee).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ import pyarrow.parquet as pq
 
 from nclue.corpus.normalize import NORMALIZATION_VERSION
 from nclue.corpus.pdftext import DocText
-from nclue.corpus.store import DOCS_FILE, DOCS_SCHEMA, META_FILE, PAGES_FILE, PAGES_SCHEMA
+from nclue.corpus.store import DOCS_FILE, DOCS_SCHEMA, PAGES_FILE, PAGES_SCHEMA, collection_record
 from nclue.io import atomic_write_bytes
 
 FORMAT_VERSION = 1
@@ -143,7 +142,7 @@ def read_previous_store(collection: Path, ocr: str, chunks: PageChunks, results:
     duplicate's content is its original's).
     """
     try:
-        meta = json.loads((collection / META_FILE).read_text("utf-8"))
+        meta = collection_record(collection)
         if meta.get("ocr") != ocr or meta.get("format") != FORMAT_VERSION:
             return
         if meta.get("normalization") != NORMALIZATION_VERSION:

@@ -22,6 +22,7 @@ import json
 import os
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -33,6 +34,32 @@ from nclue.io import atomic_write_bytes, sha256_file
 DOCS_FILE = "docs.parquet"
 PAGES_FILE = "pages.parquet"
 META_FILE = "collection.json"
+
+
+def collection_record(collection: str | os.PathLike[str], strict: bool = False) -> dict[str, Any]:
+    """The collection's ``collection.json`` (written by ``nclue ingest``): the one reader of that file.
+
+    ``{}`` when it is missing; when it is damaged, ``{}`` too (callers that only reuse or look
+    up a value fall back) unless ``strict``, which names the file and the fix.
+    """
+    path = Path(collection) / META_FILE
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        if not strict:
+            return {}
+        raise NclueError(
+            f"{path}: damaged ({type(exc).__name__}); re-ingest with `nclue ingest PDF_DIR {Path(collection)}` "
+            "(unchanged PDFs are not extracted again)"
+        ) from None
+    if isinstance(record, dict):
+        return record
+    if strict:
+        raise NclueError(f"{path}: not a JSON object; re-ingest with `nclue ingest PDF_DIR {Path(collection)}`")
+    return {}
+
 
 DOCS_SCHEMA = pa.schema(
     [
@@ -99,7 +126,7 @@ def pages_fingerprint(root: str | os.PathLike[str]) -> str:
     if not path.is_file():
         raise NclueError(f"{base}: not a collection (no {PAGES_FILE}); build it with `nclue ingest PDF_DIR {base}`")
     try:
-        recorded = json.loads((base / META_FILE).read_text(encoding="utf-8")).get("pages")
+        recorded = collection_record(base).get("pages")
         if (
             isinstance(recorded, dict)
             and recorded.get("bytes") == path.stat().st_size

@@ -50,7 +50,7 @@ import re
 import shutil
 import statistics
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
@@ -70,9 +70,10 @@ from nclue.corpus.lines import (
     short_line,
     titlecase_line,
 )
-from nclue.corpus.store import META_FILE, PageStore, pages_fingerprint, write_table_atomic
+from nclue.corpus.store import PageStore, collection_record, pages_fingerprint, write_table_atomic
 from nclue.errors import NclueError
 from nclue.io import exclusive_lock, sha256_file, writable_dir
+from nclue.progress import Advance
 
 STRUCTURE_FILE = "structure.parquet"
 PARTS_DIR = "structure.parts"
@@ -305,11 +306,7 @@ def _table(rows: list[dict[str, Any]]) -> pa.Table:
 
 
 def _pdf_dir(collection: Path) -> Path | None:
-    try:
-        meta = json.loads((collection / META_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    value = meta.get("pdf_dir") if isinstance(meta, dict) else None
+    value = collection_record(collection).get("pdf_dir")
     return Path(value) if isinstance(value, str) else None
 
 
@@ -326,15 +323,12 @@ class StructureSummary:
     reused: bool = False
 
 
-Tick = Callable[[int], None]
-
-
 def build_structure(
     collection: str | os.PathLike[str],
     params: StructureParams = StructureParams(),
     pdf_dir: str | os.PathLike[str] | None = None,
     rebuild: bool = False,
-    tick: Tick = lambda n: None,
+    tick: Advance = lambda n: None,
     batch_docs: int = BATCH_DOCS,
 ) -> StructureSummary:
     """Extract the structure of every document of ``collection`` into ``structure.parquet`` (resumable).
@@ -357,7 +351,7 @@ def _build(
     params: StructureParams,
     pdf_dir: str | os.PathLike[str] | None,
     rebuild: bool,
-    tick: Tick,
+    tick: Advance,
     batch_docs: int,
 ) -> StructureSummary:
     fingerprint = pages_fingerprint(base)

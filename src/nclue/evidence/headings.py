@@ -23,8 +23,8 @@ from nclue.corpus.store import PageStore
 from nclue.corpus.structure import STRUCTURE_FILE, open_structure
 from nclue.errors import NclueError
 from nclue.index.integrity import check
-from nclue.index.structure import HEADINGS_DIR, HEADINGS_FILE, HEADINGS_MANIFEST, read_json
-from nclue.io import sha256_file
+from nclue.index.structure import HEADINGS_DIR, HEADINGS_FILE, HEADINGS_MANIFEST
+from nclue.io import read_json_record, sha256_file
 from nclue.models.similarity import row_products
 
 UNKNOWN_LEVEL = 3
@@ -47,7 +47,7 @@ class HeadingEvidence:
         structure = open_structure(collection, store)
         directory = collection / HEADINGS_DIR
         fix = f"rebuild them with `nclue structure {collection}`"
-        manifest = read_json(directory / HEADINGS_MANIFEST)
+        manifest = read_json_record(directory / HEADINGS_MANIFEST)
         if manifest is None:
             raise NclueError(
                 f"{collection}: no heading vectors ({directory}); build them with `nclue structure {collection}`"

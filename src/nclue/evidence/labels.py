@@ -26,9 +26,8 @@ import numpy as np
 
 from nclue.errors import NclueError
 from nclue.evidence.signals import EvidenceSource, signal_matrix
-from nclue.index.structure import read_json
 from nclue.io import iter_jsonl, sha256_file
-from nclue.release import QUERIES_FILE
+from nclue.release import QUERIES_FILE, read_manifest
 
 READER_JUDGMENTS = "judgments.jsonl"
 """The file of a reader-judged release that lists every read (condition, document) pair."""
@@ -120,7 +119,10 @@ def _reader_pairs(bench: Path) -> tuple[list, tuple[str, ...], dict]:
                 f"{path}:{line}: not a judgment row ({type(exc).__name__}: {exc}); "
                 "each row needs condition, doc_id, shown and established (page lists)"
             ) from None
-    manifest = read_json(bench / "MANIFEST.json") or {}
+    try:
+        manifest = read_manifest(bench, required=False)
+    except NclueError:  # a damaged manifest only loses the readers' names from the provenance
+        manifest = {}
     reading = manifest.get("reading") or {}
     provenance = {
         "file": str(path),

@@ -25,7 +25,7 @@ from pathlib import Path
 from nclue.engine import Engine
 from nclue.errors import NclueError
 from nclue.index.lexical import BM25Params
-from nclue.index.tokens import DEFAULT_BITS
+from nclue.index.token_codec import DEFAULT_BITS
 from nclue.models.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
 
 
@@ -246,3 +246,23 @@ def remove_other_dense_indexes(collection_dir: str | os.PathLike[str], options: 
             shutil.rmtree(token_dir(collection, directory.name), ignore_errors=True)
             removed.append(directory.name)
     return removed
+
+
+def verify_token_indexes(collection_dir: str | os.PathLike[str]) -> dict[str, list[str]]:
+    """Full check of every finished token index: its dense index, freshness, every file's SHA-256."""
+    from nclue.index.dense import dense_root, open_index_dir
+    from nclue.index.integrity import problems
+    from nclue.index.tokens import list_token_indexes, open_token_index
+
+    collection = Path(collection_dir)
+    out = {}
+    for directory in list_token_indexes(collection):
+        try:
+            dense = open_index_dir(collection, dense_root(collection) / directory.name)
+            index = open_token_index(collection, dense)
+        except NclueError as exc:
+            out[directory.name] = [str(exc)]
+            continue
+        assert index is not None
+        out[directory.name] = problems(directory, index.manifest["files"], full=True)
+    return out

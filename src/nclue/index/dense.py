@@ -45,7 +45,8 @@ from nclue.errors import NclueError
 from nclue.index.encoding import ShardResult, run_shards
 from nclue.index.integrity import check, problems, record_files
 from nclue.index.progress import chunk_progress
-from nclue.index.tokens import DEFAULT_BITS, TokenShards, token_dir, token_settings, tokens_pass
+from nclue.index.token_codec import DEFAULT_BITS
+from nclue.index.tokens import TokenShards, token_dir, token_settings, tokens_pass
 from nclue.io import atomic_write_bytes, exclusive_lock, writable_dir, write_json
 from nclue.models.chunking import Chunks, chunk_pages
 from nclue.models.encoder import (
@@ -130,6 +131,10 @@ class DenseIndex:
         """Model directory recorded at build time."""
         return Path(self.manifest["model_path"])
 
+    def check_model(self, model_path: str | os.PathLike[str] | None = None) -> None:
+        """Raise unless ``model_path`` (default: the recorded one) holds the model that made the vectors."""
+        check_same_model(self, self.model_path if model_path is None else model_path)
+
     def load_encoder(
         self,
         model_path: str | os.PathLike[str] | None = None,
@@ -146,7 +151,7 @@ class DenseIndex:
                 "which no longer exists; pass the model path or rebuild with "
                 f"`{build_command(self.directory.parents[2])}`"
             )
-        check_same_model(self, path)
+        self.check_model(path)
         backend = QUERY_BACKEND.get(self.backend, self.backend) if queries else self.backend
         return load_encoder(path, backend=backend, batch_size=batch_size)
 

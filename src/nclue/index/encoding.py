@@ -1,7 +1,7 @@
 """Encoding the shards of an index build, in this process or in worker processes.
 
 A shard is a list of chunk texts; its result is the pooled vectors and/or the packed token
-codes (:func:`nclue.index.tokens.pack_tokens`) of one encoder pass. With ``workers > 1`` the
+codes (:func:`nclue.index.token_codec.pack_tokens`) of one encoder pass. With ``workers > 1`` the
 shards go to :mod:`nclue.engine`'s spawn pool (workers die with their parent), and with a
 given engine (``--engine ray``) to its workers: each worker loads the encoder once (from the
 model path, which must be readable on every node) and runs it with ``CPUs / workers``
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from nclue.engine import Engine
-from nclue.index.tokens import pack_tokens
+from nclue.index.token_codec import pack_tokens
 from nclue.models.encoder import Encoder, encode_with_tokens, load_encoder
 
 ShardResult = tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray, np.ndarray] | None]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
+
+from nclue.progress import Advance
 
 
 @contextmanager
-def chunk_progress(kind: str, label: str, total: int, progress: bool) -> Iterator[Callable[[int], None]]:
+def chunk_progress(kind: str, label: str, total: int, progress: bool) -> Iterator[Advance]:
     """Yield ``advance(n)``; a rich bar ``<kind> <label> ▕███▏ done/total chunks`` when ``progress``."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 

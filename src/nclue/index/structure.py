@@ -10,10 +10,8 @@ index (:mod:`nclue.index.builders`).
 from __future__ import annotations
 
 import io
-import json
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -21,7 +19,7 @@ from nclue.corpus.store import PageStore
 from nclue.corpus.structure import STRUCTURE_FILE, open_structure
 from nclue.errors import NclueError
 from nclue.index.integrity import record_files
-from nclue.io import atomic_write_bytes, exclusive_lock, sha256_file, write_json
+from nclue.io import atomic_write_bytes, exclusive_lock, read_json_record, sha256_file, write_json
 
 HEADINGS_DIR = Path("index") / "structure"
 HEADINGS_FILE = "headings.npy"
@@ -58,7 +56,7 @@ def build_heading_vectors(collection: str | os.PathLike[str]) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     stamp = {"structure_sha256": sha256_file(base / STRUCTURE_FILE), "dense": dense.key}
     with exclusive_lock(out, "heading vectors"):
-        manifest = read_json(out / HEADINGS_MANIFEST)
+        manifest = read_json_record(out / HEADINGS_MANIFEST)
         if manifest is not None and {k: manifest.get(k) for k in stamp} == stamp:
             return out
         titles = sorted(set(structure.titles))
@@ -79,16 +77,9 @@ def headings_current(collection: str | os.PathLike[str]) -> bool:
         dense = _dense_index(base)
     except NclueError:
         return False
-    manifest = read_json(base / HEADINGS_DIR / HEADINGS_MANIFEST) or {}
+    manifest = read_json_record(base / HEADINGS_DIR / HEADINGS_MANIFEST) or {}
     return (
         manifest.get("structure_sha256") == sha256_file(base / STRUCTURE_FILE)
         and manifest.get("dense") == dense.key
         and (base / HEADINGS_DIR / HEADINGS_FILE).is_file()
     )
-
-
-def read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None

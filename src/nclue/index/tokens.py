@@ -13,18 +13,7 @@ model files, same backend) and holds
 * ``codes.npy`` — ``(n_tokens, dim · bits / 8)`` uint8, memory-mapped;
 * ``scales.npy`` — ``(n_tokens, dim / BLOCK)`` float16, memory-mapped.
 
-**Codec** (symmetric block quantisation, as GGML's ``Q4_0`` / ``Q8_0``): each L2-normalised
-token vector is cut into blocks of ``BLOCK = 32`` dimensions; block ``b`` stores the scale
-``s_b = max_j |x_j| / L`` (float16; ``L = 2^(bits−1) − 1``, i.e. 7 for 4 bits, 127 for 8)
-and the integers ``q_j = round(x_j / s_b) ∈ [−L, L]``; decoding is ``x̂_j = s_b q_j``.
-At 4 bits a 384-dimensional token costs 192 + 24 = 216 bytes (int8: 408), against 1,536 in
-float32. No training pass is needed, so the index is written shard by shard and a killed
-build resumes. Why not faiss: its product and residual quantisers must be trained on a
-sample before any code is written (which breaks shard-wise resumption), and on 99k real
-MiniLM token vectors of the Debian collection (400 pages × 150 query texts, page-level
-MaxSim top-10 against exact) PQ96 kept 0.914 at 96 B/token and SQ4 0.954 at 192 B/token,
-against 0.968 for this codec at 4 bits and 0.996 at 8 bits (``benchmarks/maxsim.py``
-reports the agreement of the stored index on the development benchmark).
+The codes are :mod:`nclue.index.token_codec`'s (4- or 8-bit symmetric block quantisation).
 
 Building happens in the same encoder pass as the dense vectors
 (:func:`nclue.index.dense.build_dense_index` with ``tokens=True``); for a dense index that
@@ -45,8 +34,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nclue.errors import NclueError
-from nclue.index.integrity import check, problems, record_files
+from nclue.index.integrity import check, record_files
 from nclue.index.progress import chunk_progress
+from nclue.index.token_codec import BLOCK, DEFAULT_BITS, dequantize, require_bits
 from nclue.io import atomic_write_bytes, exclusive_lock, writable_dir, write_json
 
 if TYPE_CHECKING:
@@ -60,9 +50,6 @@ OFFSETS = "offsets.npy"
 CODES = "codes.npy"
 SCALES = "scales.npy"
 SHARDS = "shards"
-BLOCK = 32
-BITS = (4, 8)
-DEFAULT_BITS = 4
 FILES = (OFFSETS, CODES, SCALES)
 
 
@@ -79,63 +66,6 @@ def token_dir(collection_dir: str | os.PathLike[str], dense_key: str) -> Path:
 def build_command(collection_dir: str | os.PathLike[str]) -> str:
     """The command that builds the token index (quoted in error messages)."""
     return f"nclue index {collection_dir} --tokens"
-
-
-# --- codec ----------------------------------------------------------------------------------
-
-
-def _levels(bits: int) -> int:
-    if bits not in BITS:
-        raise NclueError(f"token codes must have 4 or 8 bits, got {bits}")
-    return 2 ** (bits - 1) - 1
-
-
-def quantize(vectors: np.ndarray, bits: int = DEFAULT_BITS) -> tuple[np.ndarray, np.ndarray]:
-    """``(codes, scales)`` of ``(n, dim)`` vectors (``dim`` a multiple of :data:`BLOCK`); see the module docstring.
-
-    ``codes`` is ``(n, dim · bits / 8)`` uint8 (4 bits: two values per byte, even dimension in
-    the low nibble, each stored as ``q + 8``; 8 bits: ``q`` as int8 bytes); ``scales`` is
-    ``(n, dim / BLOCK)`` float16.
-    """
-    levels = _levels(bits)
-    x = np.asarray(vectors, dtype=np.float32)
-    n, dim = x.shape
-    if dim % BLOCK:
-        raise NclueError(f"token vectors of dimension {dim} cannot be cut into blocks of {BLOCK}")
-    blocks = x.reshape(n, dim // BLOCK, BLOCK)
-    scales = (np.abs(blocks).max(axis=2) / levels).astype(np.float16)
-    wide = scales.astype(np.float32)[:, :, None]
-    q = np.clip(np.rint(np.divide(blocks, wide, out=np.zeros_like(blocks), where=wide > 0)), -levels, levels)
-    q = q.astype(np.int8).reshape(n, dim)
-    if bits == 8:
-        return q.view(np.uint8), scales
-    nibbles = (q + 8).astype(np.uint8)
-    return (nibbles[:, 0::2] | (nibbles[:, 1::2] << 4)).astype(np.uint8), scales
-
-
-def dequantize(codes: np.ndarray, scales: np.ndarray, bits: int = DEFAULT_BITS) -> np.ndarray:
-    """``(n, dim)`` float32 vectors ``x̂ = s_b · q`` from :func:`quantize`'s output."""
-    _levels(bits)
-    n = len(codes)
-    if bits == 4:  # nibbles unpacked arithmetically (8× faster than a byte → pair lookup table)
-        values = np.empty((n, codes.shape[1] * 2), dtype=np.float32)
-        values[:, 0::2] = codes & 15
-        values[:, 1::2] = codes >> 4
-        values -= 8
-    else:
-        values = codes.view(np.int8).astype(np.float32)
-    blocks = values.reshape(n, -1, BLOCK)
-    blocks *= scales.astype(np.float32)[:, :, None]
-    return blocks.reshape(n, -1)
-
-
-def pack_tokens(vectors: Sequence[np.ndarray], bits: int = DEFAULT_BITS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(codes, scales, lengths)`` of several texts' ``(n_tokens, dim)`` token vectors, stacked in order."""
-    lengths = np.fromiter((len(v) for v in vectors), dtype=np.int64, count=len(vectors))
-    dim = int(vectors[0].shape[1]) if len(vectors) else BLOCK
-    stacked = np.concatenate(vectors) if len(vectors) else np.zeros((0, dim), np.float32)
-    codes, scales = quantize(stacked, bits)
-    return codes, scales, lengths
 
 
 # --- the stored index -----------------------------------------------------------------------
@@ -215,7 +145,7 @@ def _dense_link(dense: DenseIndex) -> dict[str, Any]:
 
 def token_settings(dense: DenseIndex, bits: int, shard_size: int) -> dict[str, Any]:
     """The settings that define a token index's content (compared before resuming)."""
-    _levels(bits)
+    require_bits(bits)
     return {
         "format": FORMAT_VERSION,
         "dense": _dense_link(dense),
@@ -412,10 +342,9 @@ def tokens_pass(
             "--dense-backend torch-bf16 (or onnx / torch) for late interaction"
         )
     from nclue.corpus.store import PageStore
-    from nclue.index.dense import check_same_model
     from nclue.index.encoding import run_shards
 
-    check_same_model(dense, dense.model_path)
+    dense.check_model()
     texts = PageStore.open(collection).texts
     shards.start()
     n_chunks = len(dense.chunks)
@@ -455,24 +384,6 @@ def list_token_indexes(collection_dir: str | os.PathLike[str]) -> list[Path]:
         manifest = _read_manifest(directory)
         if manifest is not None and manifest.get("complete"):
             out.append(directory)
-    return out
-
-
-def verify_token_indexes(collection_dir: str | os.PathLike[str]) -> dict[str, list[str]]:
-    """Full check of every finished token index: its dense index, freshness, every file's SHA-256."""
-    from nclue.index.dense import dense_root, open_index_dir
-
-    collection = Path(collection_dir)
-    out = {}
-    for directory in list_token_indexes(collection):
-        try:
-            dense = open_index_dir(collection, dense_root(collection) / directory.name)
-            index = open_token_index(collection, dense)
-        except NclueError as exc:
-            out[directory.name] = [str(exc)]
-            continue
-        assert index is not None
-        out[directory.name] = problems(directory, index.manifest["files"], full=True)
     return out
 
 

@@ -34,11 +34,11 @@ from nclue._version import __version__
 from nclue.engine import Engine, LocalEngine
 from nclue.errors import NclueError
 from nclue.io import dumps_canonical, exclusive_lock, sha256_bytes, sha256_file, writable_dir, write_json
+from nclue.matrix.runset import MANIFEST, read_manifest
 from nclue.matrix.spec import MatrixSpec, RunSpec
 from nclue.release import CORPUS_FILE, PARAPHRASES_FILE, QUERIES_FILE, Release
 from nclue.systems.preflight import require_indexes
 
-MANIFEST = "matrix.json"
 _VERSIONED = ("numpy", "scipy", "bm25s", "pypdfium2", "torch", "sentence-transformers", "onnxruntime")
 
 
@@ -107,18 +107,6 @@ class MatrixResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _load_manifest(out: Path) -> dict:
-    import json
-
-    path = out / MANIFEST
-    if not path.is_file():
-        return {"runs": {}}
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
-        return {"runs": {}}
-
-
 def _unchanged(entry: dict | None, digest: str, out: Path) -> bool:
     if not entry or entry.get("spec_hash") != digest:
         return False
@@ -166,7 +154,7 @@ def _run(
     given: Engine | None,
 ) -> MatrixResult:
     """:func:`run_matrix` while holding the run folder's lock."""
-    manifest = _load_manifest(out)
+    manifest = read_manifest(out, damaged_ok=True)
     inputs = input_fingerprints(release, coll)
     previous = {name: entry.get("seconds", 0.0) for name, entry in manifest.get("runs", {}).items()}
     manifest.update(

@@ -32,7 +32,12 @@ from importlib import resources
 from pathlib import Path
 
 from nclue.errors import NclueError
-from nclue.types import FORMS
+from nclue.types import DEFAULT_FORM, FORMS
+
+DEFAULT_DEPTH = 100
+"""Ranking depth of every run when the spec names none."""
+DEFAULT_K = 10
+"""Metric cut-off when the spec names none."""
 
 BLOCKS: dict[str, str] = {
     "standalone": "RET",
@@ -195,9 +200,9 @@ def load_matrix(path: str | Path | None = None) -> MatrixSpec:
     unknown = set(doc) - {"depth", "k", "form", "run", "contrast"}
     if unknown:
         raise NclueError(f"{p}: unknown top-level keys {sorted(unknown)}; allowed: depth, k, form, run, contrast")
-    depth = _value(doc, "depth", int, 100, str(p))
-    k = _value(doc, "k", int, 10, str(p))
-    form = _value(doc, "form", str, "clean_v2", str(p))
+    depth = _value(doc, "depth", int, DEFAULT_DEPTH, str(p))
+    k = _value(doc, "k", int, DEFAULT_K, str(p))
+    form = _value(doc, "form", str, DEFAULT_FORM, str(p))
     if form not in FORMS:
         raise NclueError(f"{p}: form {form!r} is not one of {', '.join(FORMS)}")
     if not 1 <= k <= depth:

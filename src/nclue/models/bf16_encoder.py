@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from nclue.errors import NclueError
-from nclue.models.encoder import load_tokenizer_dir
 from nclue.models.onnx_encoder import MeanPoolEncoder
 from nclue.models.st_layout import read_layout
+from nclue.models.tokenizer import load_tokenizer_dir
 
 
 class Bf16MeanPoolEncoder(MeanPoolEncoder):

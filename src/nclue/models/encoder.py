@@ -34,6 +34,7 @@ import numpy as np
 from nclue.errors import NclueError
 from nclue.models.identity import ModelIdentity, bundled_model_path, cache_dir, model_identity
 from nclue.models.st_layout import read_layout
+from nclue.models.tokenizer import load_tokenizer_dir
 
 if TYPE_CHECKING:
     from nclue.models.onnx_encoder import MeanPoolEncoder
@@ -221,24 +222,3 @@ def _omp_threads() -> int | None:
 def load_tokenizer(model_path: str | os.PathLike[str] | None = None):  # noqa: ANN201 - tokenizers.Tokenizer
     """The sentence-transformers model's fast tokenizer (``tokenizers.Tokenizer``), untruncated and unpadded."""
     return load_tokenizer_dir(read_layout(resolve_model_path(model_path)).transformer_dir)
-
-
-def load_tokenizer_dir(transformer_dir: str | os.PathLike[str]):  # noqa: ANN201 - tokenizers.Tokenizer
-    """The fast tokenizer stored in a Hugging Face model directory (``tokenizer.json`` or via Transformers)."""
-    from tokenizers import Tokenizer
-
-    directory = Path(transformer_dir)
-    path = directory / "tokenizer.json"
-    if path.is_file():
-        tokenizer = Tokenizer.from_file(str(path))
-    else:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from transformers import AutoTokenizer
-
-        auto = AutoTokenizer.from_pretrained(str(directory))
-        if not getattr(auto, "is_fast", False):
-            raise NclueError(f"{directory}: no fast tokenizer; nclue's chunker needs tokenizer.json")
-        tokenizer = auto.backend_tokenizer
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
-    return tokenizer

@@ -32,7 +32,6 @@ from nclue.bench.pipeline import (
     READING_FILE,
     BuildSummary,
     Construction,
-    Tick,
     apply_gate,
     options_asker,
     qid_of,
@@ -44,6 +43,7 @@ from nclue.errors import NclueError
 from nclue.io import exclusive_lock, writable_dir
 from nclue.llm.cache import Asker
 from nclue.llm.client import LLMConfig
+from nclue.progress import Progress, quiet
 from nclue.reader.pools import Candidate, candidate_items, candidate_queries, pool_documents
 from nclue.reader.reading import Readings, judged_set, pairs_to_read, read_all, requests_for
 
@@ -51,15 +51,11 @@ CACHE = Path("judge") / "reader_cache.jsonl"
 UNJUDGED = "a document read as establishing a condition is unread on another"
 
 
-def _no_tick(stage: str, advance: int, total: int | None) -> None:
-    del stage, advance, total
-
-
 def build_read_benchmark(
     collection: str | Path,
     out: str | Path,
     options: BuildOptions,
-    tick: Tick = _no_tick,
+    tick: Progress = quiet,
     engine: Engine | None = None,
 ) -> BuildSummary:
     """Build a reader-judged release from ``collection`` into ``out`` (see the module docstring)."""
@@ -76,7 +72,7 @@ def build_read_benchmark(
 
 
 def _build(
-    collection: str, store: PageStore, out_dir: Path, options: BuildOptions, tick: Tick, engine: Engine | None
+    collection: str, store: PageStore, out_dir: Path, options: BuildOptions, tick: Progress, engine: Engine | None
 ) -> BuildSummary:
     full_docs, full_pages = len(store.doc_ids), int(store.n_pages)
     store, gate_record = apply_gate(collection, store, options)

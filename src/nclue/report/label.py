@@ -20,7 +20,6 @@ text at its printed size.
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,15 +136,14 @@ def select_example(release, seed: int) -> LabelExample | None:  # noqa: ANN001 -
 
 
 def _pdf_paths(collection_dir: Path) -> tuple[Path, dict[str, str]]:
-    from nclue.corpus.store import META_FILE, PageStore
+    from nclue.corpus.store import META_FILE, PageStore, collection_record
 
-    meta_path = collection_dir / META_FILE
-    try:
-        pdf_dir = Path(json.loads(meta_path.read_text(encoding="utf-8"))["pdf_dir"])
-    except (OSError, ValueError, KeyError):
+    recorded = collection_record(collection_dir).get("pdf_dir")
+    if not isinstance(recorded, str):
         raise NclueError(
-            f"{meta_path}: no 'pdf_dir'; the label figure needs the PDFs the collection was ingested from"
-        ) from None
+            f"{collection_dir / META_FILE}: no 'pdf_dir'; the label figure needs the PDFs the collection was ingested from"
+        )
+    pdf_dir = Path(recorded)
     store = PageStore.open(collection_dir)
     return pdf_dir, dict(zip(store.docs.column("doc_id").to_pylist(), store.docs.column("path").to_pylist()))
 

@@ -41,15 +41,16 @@ from pathlib import Path
 
 from nclue.errors import NclueError, require_seed
 from nclue.io import atomic_write_text, json_safe, sha256_file, write_json
-from nclue.matrix.runner import MANIFEST
+from nclue.matrix.runset import RunSet
 from nclue.report.clustered import ClusteredRow, ComponentColumn, s1g_table, s1i_table
 from nclue.report.difficulty import DifficultyStudy
 from nclue.report.label import LabelExample
 from nclue.report.masking import MaskingStudy
-from nclue.report.paraphrase import PARAPHRASE, ProbeRow, probe_table
-from nclue.report.provenance import check_bench, check_run_files, runs_pages_fingerprint
+from nclue.report.paraphrase import ProbeRow, probe_table
+from nclue.report.provenance import runs_pages_fingerprint
+from nclue.report.scored import score_run_folder
 from nclue.report.shift import ShiftStudy
-from nclue.runfile import run_name, run_path
+from nclue.runfile import run_path
 from nclue.scoring.results import (
     Contrast,
     Scorecard,
@@ -62,7 +63,7 @@ from nclue.scoring.results import (
     support_table,
 )
 from nclue.tables import Table, Tabular, fmt_pp
-from nclue.types import DEFAULT_FORM, DEFAULT_SEED
+from nclue.types import DEFAULT_SEED
 
 FROZEN = "frozen.json"
 CONTROL_DIR = "controls"
@@ -272,48 +273,6 @@ def query_form_table(query_forms: Mapping[str, Mapping[str, float]]) -> Table:
     )
 
 
-def read_run_manifest(run_dir: Path) -> dict:
-    """The run directory's matrix manifest, plus any ``SYSTEM@paraphrase`` run files next to it.
-
-    Without ``matrix.json`` every ``*.jsonl`` is a run (``system@form`` names). Paraphrase runs
-    written by ``nclue run --form paraphrase`` are added as query-form runs of their system.
-    """
-    path = run_dir / MANIFEST
-    if path.is_file():
-        try:
-            manifest = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise NclueError(f"{path}: damaged ({exc}); rerun `nclue run --matrix` to rewrite it") from None
-    else:
-        runs = sorted(run_name(p) for p in run_dir.glob("*.jsonl"))
-        if not runs:
-            raise NclueError(f"{run_dir}: no runs (*.jsonl) and no {MANIFEST}; produce runs with `nclue run`")
-        manifest = {
-            "spec": {"form": DEFAULT_FORM, "k": 10},
-            "contrasts": [],
-            "runs": {
-                r: {
-                    "system": r.split("@")[0],
-                    "form": r.split("@")[1] if "@" in r else DEFAULT_FORM,
-                    "block": "standalone",
-                    "category": "RET",
-                }
-                for r in runs
-            },
-        }
-    systems = {m["system"] for m in manifest["runs"].values()}
-    for extra in sorted(name for name in map(run_name, run_dir.glob("*.jsonl")) if name.endswith(f"@{PARAPHRASE}")):
-        system = extra.rsplit("@", 1)[0]
-        if extra not in manifest["runs"] and system in systems:
-            manifest["runs"][extra] = {
-                "system": system,
-                "form": PARAPHRASE,
-                "block": "query-form",
-                "category": "QF",
-            }
-    return manifest
-
-
 def release_file_hashes(bench_path: Path, release_hashes: Mapping[str, str]) -> dict[str, str]:
     """SHA-256 of every file of the release: those ``SHA256SUMS`` lists and ``SHA256SUMS`` itself.
 
@@ -367,135 +326,54 @@ def compute_report(
     every table on another qrels version of the same queries (``qrels.v2.jsonl`` from
     ``nclue audit adjudicate``; nclue JSONL, BEIR ``.tsv`` or TREC), recorded with its SHA-256.
     """
-    from nclue.release import Release
     from nclue.report.clustered import clustered_rows, component_column
     from nclue.report.difficulty import difficulty_study
     from nclue.report.label import select_example
-    from nclue.report.masking import masking_study, systems_to_mask
     from nclue.report.paraphrase import probe_rows
-    from nclue.report.shift import compute_shift
-    from nclue.scoring import Benchmark, Block, compare_runs, load_run, score_runs, scorecard
-    from nclue.scoring.summary import HEADLINE, metric_matrix
-    from nclue.stats import spearman_matrix
+    from nclue.scoring import scorecard
 
     require_seed(seed)
     bench_path, runs_path = Path(bench_dir), Path(run_dir)
-    manifest = read_run_manifest(runs_path)
-    if check_inputs:
-        check_run_files(runs_path, manifest)
-    k = int(manifest["spec"].get("k", 10))
-    default_form = manifest["spec"].get("form", DEFAULT_FORM)
-    meta = manifest["runs"]
-    names = list(meta)
-    missing = [n for n in names if not run_path(runs_path, n).is_file()]
-    if missing:
-        raise NclueError(f"{runs_path}: run files missing for {', '.join(missing)}; rerun `nclue run --matrix`")
     control_paths = sorted((bench_path / CONTROL_DIR).glob("*.jsonl"))
-    release = Release.open(bench_path, qrels=qrels, require_qrels=True)
-    if check_inputs:
-        check_bench(bench_path, runs_path, manifest, release.hashes)
-    bench = Benchmark.from_release(release)
-    runs = [load_run(run_path(runs_path, n), bench, name=n) for n in names]
-    controls = [load_run(p, bench) for p in control_paths]
-    scores = score_runs(bench, runs + controls, k=k)
+    folder = score_run_folder(bench_path, runs_path, qrels, control_paths, check_inputs)
+    runset, release, bench, scores = folder.runset, folder.release, folder.bench, folder.scores
+    k, default_form, names = runset.k, runset.form, runset.names
     card = scorecard(bench, scores, ci="family", n_boot=n_boot, seed=seed, with_strata=True)
 
-    fair = card.ranked(n for n in names if meta[n].get("form", default_form) == default_form)
-    forms_by_system: dict[str, dict[str, float]] = {}
-    run_by_form: dict[str, dict[str, str]] = {}
-    for n in names:
-        form = meta[n].get("form", default_form)
-        forms_by_system.setdefault(meta[n]["system"], {})[form] = card[n].n_clue_score
-        run_by_form.setdefault(meta[n]["system"], {})[form] = n
-    query_forms = {s: v for s, v in forms_by_system.items() if len(v) > 1}
+    fair = card.ranked(runset.fair())
+    run_by_form = runset.by_form()
+    query_forms = {
+        system: {form: card[n].n_clue_score for form, n in runs_of.items()}
+        for system, runs_of in run_by_form.items()
+        if len(runs_of) > 1
+    }
 
-    blocks = [Block(c["name"], c["base"], tuple(c["variants"])) for c in manifest.get("contrasts", [])]
-    contrasts: dict[str, Contrast] = {}
-    if blocks:
-        tests = compare_runs(
-            bench,
-            scores,
-            blocks[0].base,
-            [],
-            blocks=blocks,
-            n_boot=n_boot,
-            n_draws=n_draws,
-            seed=seed,
-            sensitivity=False,
-        ).blocks
-        for block in blocks:
-            test = tests[block.name]
-            pair = compare_runs(bench, scores, block.base, [test.display], n_boot=n_boot, n_draws=n_draws, seed=seed)
-            contrasts[block.name] = replace(
-                pair[test.display],
-                block=block.name,
-                tried=block.endpoints,
-                p_block=test.p_block,
-                p_selection=test.p_holm,
-            )
-    fair_rows = [scores.index(n) for n in fair]
-    spearman = (
-        spearman_matrix({m: metric_matrix(scores, m)[fair_rows].mean(axis=1) for m in HEADLINE})
-        if len(fair_rows) >= 2
-        else None
-    )
+    contrasts = declared_contrasts(bench, scores, list(runset.contrasts), n_boot, n_draws, seed)
     inputs = input_hashes(release_file_hashes(bench_path, release.hashes), runs_path, names, control_paths)
     qrels_record = None
     if qrels is not None:
         qrels_record = qrels_version_record(Path(qrels))
         inputs["qrels/" + Path(qrels).name] = str(qrels_record["sha256"])
 
-    masking, masked_files, masking_path = None, [], None
+    masking, masking_path = None, None
     if masking_dir is not None and Path(masking_dir).is_dir():
-        masking, masked_files = masking_study(
-            bench,
-            scores,
-            Path(masking_dir),
-            {s: s for s in systems_to_mask(fair)},
-            n_boot,
-            seed,
-            release.hashes,
-            runs_pages_fingerprint(runs_path, manifest) if check_inputs else None,
-        )
+        masking = _masking_part(folder, fair, Path(masking_dir), inputs, n_boot, seed, check_inputs)
         masking_path = str(masking_dir) if masking is not None else None
-    for path in masked_files:
-        inputs[f"masking/{path.name}"] = sha256_file(path)
     inventory = bench_path / INVENTORY
     difficulty = difficulty_study(bench, scores, fair, inventory, n_boot, seed) if inventory.is_file() else None
 
-    pair = HEADLINE_PAIR if set(HEADLINE_PAIR) <= set(names) else None
-    if pair is None and contrasts:
-        first = next(iter(contrasts.values()))
-        pair = (first.base, first.variant)
+    pair = headline_pair(names, contrasts)
     components = []
     if pair is not None:
         components.append(component_column("development", bench, scores, *pair, n_boot, n_draws, seed))
 
     shift_study, shift_paths = None, None
     if shift is not None:
-        shift_bench, shift_runs = Path(shift[0]), Path(shift[1])
-        shift_manifest = read_run_manifest(shift_runs)
-        dev_deltas = {}
-        for c in shift_manifest.get("contrasts", []):
-            for v in c["variants"]:
-                if c["base"] in names and v in names:
-                    diff = (
-                        metric_matrix(scores, "n_clue_score")[scores.index(v)]
-                        - metric_matrix(scores, "n_clue_score")[scores.index(c["base"])]
-                    )
-                    dev_deltas[(c["base"], v)] = 100.0 * float(diff.mean())
-        shift_study = compute_shift(shift_bench, shift_runs, n_boot, n_draws, seed, dev_deltas, check_inputs)
-        shift_paths = {"bench": str(shift_bench), "runs": str(shift_runs)}
-        shift_release = Release.open(shift_bench, require_qrels=True)
-        for key, digest in release_file_hashes(shift_bench, shift_release.hashes).items():
-            inputs["shift-" + key] = digest
-        for name in shift_manifest["runs"]:
-            path = run_path(shift_runs, name)
-            inputs[f"shift-runs/{path.name}"] = sha256_file(path)
-        if pair is not None and set(pair) <= set(shift_manifest["runs"]):
-            s_bench = Benchmark.from_release(shift_release)
-            s_scores = score_runs(s_bench, [load_run(run_path(shift_runs, n), s_bench, name=n) for n in pair], k=k)
-            components.append(component_column("SourceShift", s_bench, s_scores, *pair, n_boot, n_draws, seed))
+        shift_study, column = _shift_part(
+            Path(shift[0]), Path(shift[1]), scores, names, k, pair, inputs, n_boot, n_draws, seed, check_inputs
+        )
+        shift_paths = {"bench": str(Path(shift[0])), "runs": str(Path(shift[1]))}
+        components += [column] if column is not None else []
 
     return PaperReport(
         k=k,
@@ -508,11 +386,11 @@ def compute_report(
         inputs=inputs,
         card=card,
         fair=tuple(fair),
-        controls=tuple(c.name for c in controls),
-        categories={n: meta[n].get("category", "RET") for n in names},
+        controls=folder.controls,
+        categories={n: runset.entries[n].category for n in names},
         query_forms=query_forms,
         contrasts=contrasts,
-        spearman=spearman,
+        spearman=headline_spearman(scores, fair),
         paraphrase=tuple(probe_rows(bench, scores, run_by_form, default_form, n_boot, n_draws, seed)),
         clustered=clustered_rows(bench, scores, contrasts, n_boot, seed),
         components=tuple(components),
@@ -527,16 +405,117 @@ def compute_report(
     )
 
 
+def headline_spearman(scores, fair: list[str]) -> dict[str, dict[str, float]] | None:  # noqa: ANN001 - Scores
+    """Table S1b: Spearman's ρ between the headline metrics' orderings of the fair runs (``None`` below two)."""
+    from nclue.scoring.summary import HEADLINE, metric_matrix
+    from nclue.stats import spearman_matrix
+
+    rows = [scores.index(n) for n in fair]
+    if len(rows) < 2:
+        return None
+    return spearman_matrix({m: metric_matrix(scores, m)[rows].mean(axis=1) for m in HEADLINE})
+
+
+def headline_pair(names: list[str], contrasts: Mapping[str, Contrast]) -> tuple[str, str] | None:
+    """The pair Table S1i decomposes: :data:`HEADLINE_PAIR` when both ran, else the first declared contrast."""
+    if set(HEADLINE_PAIR) <= set(names):
+        return HEADLINE_PAIR
+    first = next(iter(contrasts.values()), None)
+    return None if first is None else (first.base, first.variant)
+
+
+def _masking_part(
+    folder, fair: list[str], masking_dir: Path, inputs: dict[str, str], n_boot: int, seed: int, check_inputs: bool
+):  # noqa: ANN001, ANN202 - ScoredFolder, MaskingStudy | None
+    """Table S5a from the masked runs in ``masking_dir`` (their hashes added to ``inputs``)."""
+    from nclue.report.masking import masking_study, systems_to_mask
+
+    masking, masked_files = masking_study(
+        folder.bench,
+        folder.scores,
+        masking_dir,
+        {s: s for s in systems_to_mask(fair)},
+        n_boot,
+        seed,
+        folder.release.hashes,
+        runs_pages_fingerprint(folder.runset) if check_inputs else None,
+    )
+    for path in masked_files:
+        inputs[f"masking/{path.name}"] = sha256_file(path)
+    return masking
+
+
+def declared_contrasts(bench, scores, blocks: list, n_boot: int, n_draws: int, seed: int) -> dict[str, Contrast]:  # noqa: ANN001 - Benchmark, Scores
+    """Table S1c: each declared block's best endpoint against its base, with the block's max-|T| p
+    and the Holm-adjusted selection p (:func:`nclue.scoring.compare_runs`)."""
+    from nclue.scoring import compare_runs
+
+    if not blocks:
+        return {}
+    tests = compare_runs(
+        bench, scores, blocks[0].base, [], blocks=blocks, n_boot=n_boot, n_draws=n_draws, seed=seed, sensitivity=False
+    ).blocks
+    contrasts: dict[str, Contrast] = {}
+    for block in blocks:
+        test = tests[block.name]
+        pair = compare_runs(bench, scores, block.base, [test.display], n_boot=n_boot, n_draws=n_draws, seed=seed)
+        contrasts[block.name] = replace(
+            pair[test.display], block=block.name, tried=block.endpoints, p_block=test.p_block, p_selection=test.p_holm
+        )
+    return contrasts
+
+
+def _shift_part(
+    shift_bench: Path,
+    shift_runs: Path,
+    scores,  # noqa: ANN001 - the development benchmark's Scores
+    names: list[str],
+    k: int,
+    pair: tuple[str, str] | None,
+    inputs: dict[str, str],
+    n_boot: int,
+    n_draws: int,
+    seed: int,
+    check_inputs: bool,
+) -> tuple[ShiftStudy, ComponentColumn | None]:
+    """The SourceShift study (Tables S3–S4), its S1i column for ``pair`` (scored at the development
+    benchmark's ``k``), and its inputs' hashes added to ``inputs``; ``names``: the development runs."""
+    from nclue.release import Release
+    from nclue.report.clustered import component_column
+    from nclue.report.shift import compute_shift
+    from nclue.scoring import Benchmark, load_run, score_runs
+    from nclue.scoring.summary import metric_matrix
+
+    shift_set = RunSet.open(shift_runs)
+    primary = metric_matrix(scores, "n_clue_score")
+    dev_deltas = {
+        (c.base, v): 100.0 * float((primary[scores.index(v)] - primary[scores.index(c.base)]).mean())
+        for c in shift_set.contrasts
+        for v in c.endpoints
+        if c.base in names and v in names
+    }
+    study = compute_shift(shift_bench, shift_runs, n_boot, n_draws, seed, dev_deltas, check_inputs)
+    shift_release = Release.open(shift_bench, require_qrels=True)
+    for key, digest in release_file_hashes(shift_bench, shift_release.hashes).items():
+        inputs["shift-" + key] = digest
+    for name in shift_set.names:
+        inputs[f"shift-runs/{shift_set.path(name).name}"] = sha256_file(shift_set.path(name))
+    if pair is None or not set(pair) <= set(shift_set.names):
+        return study, None
+    s_bench = Benchmark.from_release(shift_release)
+    s_scores = score_runs(s_bench, [load_run(shift_set.path(n), s_bench, name=n) for n in pair], k=k)
+    return study, component_column("SourceShift", s_bench, s_scores, *pair, n_boot, n_draws, seed)
+
+
 def _labels_built_by(bench_path: Path) -> str:
     """:func:`nclue.bench.card.label_signals` of the release's manifest ("" without one)."""
     from nclue.bench.card import label_signals
+    from nclue.release import read_manifest
 
-    path = bench_path / "MANIFEST.json"
-    if not path.is_file():
-        return ""
     try:
-        return label_signals(json.loads(path.read_text(encoding="utf-8")))
-    except (ValueError, AttributeError):
+        manifest = read_manifest(bench_path, required=False)
+        return label_signals(manifest) if manifest else ""
+    except (NclueError, AttributeError):
         return ""
 
 

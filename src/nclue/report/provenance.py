@@ -22,26 +22,28 @@ from pathlib import Path
 
 from nclue.errors import NclueError
 from nclue.io import sha256_file
+from nclue.matrix.runset import RunSet
 from nclue.release import CORPUS_FILE, QUERIES_FILE
 
 PAGES_INPUT = "collection/pages.parquet"
 BENCH_INPUTS = (QUERIES_FILE, CORPUS_FILE)
 
 
-def changed_run_files(run_dir: Path, manifest: Mapping) -> list[str]:
+def changed_run_files(runs: RunSet) -> list[str]:
     """Names of the run files whose SHA-256 differs from the one ``matrix.json`` recorded."""
     changed = []
-    for entry in manifest.get("runs", {}).values():
-        for name, digest in sorted(entry.get("files", {}).items()):
-            path = run_dir / name
+    for entry in runs.entries.values():
+        for name, digest in sorted(entry.files.items()):
+            path = runs.directory / name
             if path.is_file() and sha256_file(path) != digest:
                 changed.append(name)
     return changed
 
 
-def check_run_files(run_dir: Path, manifest: Mapping) -> None:
+def check_run_files(runs: RunSet) -> None:
     """Refuse run files changed since ``nclue run --matrix`` wrote them."""
-    changed = changed_run_files(run_dir, manifest)
+    run_dir = runs.directory
+    changed = changed_run_files(runs)
     if changed:
         shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
         raise NclueError(
@@ -51,10 +53,11 @@ def check_run_files(run_dir: Path, manifest: Mapping) -> None:
         )
 
 
-def check_bench(bench_dir: Path, run_dir: Path, manifest: Mapping, release_hashes: Mapping[str, str]) -> None:
+def check_bench(bench_dir: Path, runs: RunSet, release_hashes: Mapping[str, str]) -> None:
     """Refuse a benchmark whose queries or corpus differ from those the runs read."""
-    for run, entry in sorted(manifest.get("runs", {}).items()):
-        inputs = entry.get("inputs", {})
+    run_dir = runs.directory
+    for run, entry in sorted(runs.entries.items()):
+        inputs = entry.inputs
         for name in BENCH_INPUTS:
             recorded, present = inputs.get(f"bench/{name}"), release_hashes.get(name, "absent")
             if recorded is not None and recorded != present:
@@ -65,29 +68,26 @@ def check_bench(bench_dir: Path, run_dir: Path, manifest: Mapping, release_hashe
                 )
 
 
-def runs_pages_fingerprint(run_dir: Path, manifest: Mapping) -> str | None:
+def runs_pages_fingerprint(runs: RunSet) -> str | None:
     """The ``pages.parquet`` SHA-256 every run of ``matrix.json`` searched (``None``: nothing recorded).
 
     Runs that searched different collections are refused: no table can compare them.
     """
-    seen = {
-        entry["inputs"][PAGES_INPUT]
-        for entry in manifest.get("runs", {}).values()
-        if PAGES_INPUT in entry.get("inputs", {})
-    }
+    seen = {entry.inputs[PAGES_INPUT] for entry in runs.entries.values() if PAGES_INPUT in entry.inputs}
     if len(seen) > 1:
         raise NclueError(
-            f"{run_dir}: the runs searched {len(seen)} different collections (pages.parquet changed between "
+            f"{runs.directory}: the runs searched {len(seen)} different collections (pages.parquet changed between "
             "runs); rerun `nclue run --matrix` on one collection"
         )
     return next(iter(seen), None)
 
 
-def check_collection(collection: str | os.PathLike[str], run_dir: Path, manifest: Mapping) -> None:
-    """Refuse ``collection`` unless it is the collection the runs of ``run_dir`` searched."""
+def check_collection(collection: str | os.PathLike[str], runs: RunSet) -> None:
+    """Refuse ``collection`` unless it is the collection the runs of ``runs`` searched."""
     from nclue.corpus.store import pages_fingerprint
 
-    expected = runs_pages_fingerprint(run_dir, manifest)
+    run_dir = runs.directory
+    expected = runs_pages_fingerprint(runs)
     if expected is None:
         return
     present = pages_fingerprint(collection)

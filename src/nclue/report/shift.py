@@ -35,7 +35,6 @@ from pathlib import Path
 import numpy as np
 
 from nclue.io import json_safe
-from nclue.runfile import run_path
 from nclue.tables import Table, Tabular, fmt_ci, fmt_p, fmt_pp
 
 FORMS = ("raw", "clean_v2", "natural")
@@ -57,8 +56,13 @@ class ShiftStudy(Tabular):
     scores: Mapping[str, Mapping[str, float]]
     contrasts: tuple[dict, ...]
     source_deltas: tuple[dict, ...]
-    reversals: tuple[str, ...]
+    reversal_records: tuple[Reversal, ...]
     metric_ordering: Mapping[str, float | int | str | None]
+
+    @property
+    def reversals(self) -> tuple[str, ...]:
+        """Every reversal as a plain sentence, in the order found (:meth:`Reversal.sentence`)."""
+        return tuple(r.sentence() for r in self.reversal_records)
 
     def sections(self) -> Iterator[tuple[str, str, Table]]:
         """``(file key, title, table)`` of every SourceShift table."""
@@ -183,6 +187,49 @@ def _sign(value: float) -> int:
     return 0 if abs(value) < 1e-12 else (1 if value > 0 else -1)
 
 
+@dataclass(frozen=True)
+class Reversal:
+    """Where a contrast changes direction: ``kind`` ``"benchmarks"`` (pooled SourceShift Δ against the
+    development Δ), ``"source"`` (one source's Δ against the pooled Δ) or ``"form"`` (Δ across query
+    forms). Numbers in pp; :meth:`sentence` is the one place they become prose."""
+
+    kind: str
+    contrast: str
+    delta: float = 0.0
+    reference: float = 0.0
+    base: str = ""
+    variant: str = ""
+    form: str = ""
+    source: str = ""
+    queries: int = 0
+    families: int = 0
+    ci: tuple[float, float] | None = None
+    excludes_zero: bool = False
+    forms: Mapping[str, Mapping[str, float]] | None = None
+
+    def sentence(self) -> str:
+        """The reversal as one plain sentence (the report's "Where SourceShift reverses a contrast")."""
+        if self.kind == "benchmarks":
+            return (
+                f"{self.contrast} ({self.variant} − {self.base}) reverses between benchmarks: {self.reference:+.1f} "
+                f"points on the development benchmark, {self.delta:+.1f} on SourceShift ({self.form})."
+            )
+        if self.kind == "source":
+            interval = (
+                f"[{self.ci[0]:+.1f}, {self.ci[1]:+.1f}]"
+                + (", excluding zero" if self.excludes_zero else ", including zero")
+                if self.ci is not None
+                else f"no interval: {self.families} gold famil{'y' if self.families == 1 else 'ies'}"
+            )
+            return (
+                f"{self.contrast} reverses on {self.source} ({self.queries} queries): {self.delta:+.1f} ({interval}) "
+                f"against {self.reference:+.1f} pooled."
+            )
+        forms = self.forms or {}
+        parts = ", ".join(f"{v['delta']:+.1f} on {f} (p = {v['p']:.3f})" for f, v in forms.items())
+        return f"{self.contrast} changes direction with the query form: {parts}."
+
+
 def compute_shift(
     bench_dir: str | Path,
     run_dir: str | Path,
@@ -199,153 +246,175 @@ def compute_shift(
     run files and release must be those the runs' ``matrix.json`` recorded
     (:mod:`nclue.report.provenance`).
     """
-    import json
-
-    from scipy.stats import rankdata
-
     from nclue.bench.pipeline import query_sources
-    from nclue.errors import NclueError
-    from nclue.release import Release
-    from nclue.report.paper import read_run_manifest
-    from nclue.report.provenance import check_bench, check_run_files
-    from nclue.scoring import Benchmark, load_run, metric_matrix, score_runs
-    from nclue.stats import bootstrap_ci, paired_randomization, spearman_matrix
+    from nclue.release import read_manifest
+    from nclue.report.scored import score_run_folder
+    from nclue.scoring import metric_matrix
 
-    bench_path, runs_path = Path(bench_dir), Path(run_dir)
-    manifest = read_run_manifest(runs_path)
-    default_form = manifest["spec"].get("form", "clean_v2")
-    meta = manifest["runs"]
-    release = Release.open(bench_path, require_qrels=True)
-    if check_inputs:
-        check_run_files(runs_path, manifest)
-        check_bench(bench_path, runs_path, manifest, release.hashes)
-    bench = Benchmark.from_release(release)
-    runs = [load_run(run_path(runs_path, n), bench, name=n) for n in meta]
-    scores = score_runs(bench, runs, k=int(manifest["spec"].get("k", 10)))
+    bench_path = Path(bench_dir)
+    folder = score_run_folder(bench_path, run_dir, check_inputs=check_inputs)
+    runset, release, bench, scores = folder.runset, folder.release, folder.bench, folder.scores
     primary = metric_matrix(scores, "n_clue_score")
-
-    try:
-        gate = json.loads((bench_path / "MANIFEST.json").read_text(encoding="utf-8"))["gate"]
-    except (OSError, ValueError, KeyError):
-        raise NclueError(
-            f"{bench_path}: MANIFEST.json has no extraction gate; build the SourceShift release with this nclue"
-        ) from None
     source_of = {d.doc_id: d.source or "unknown" for d in release.corpus}
     by_query = query_sources(release.judgments, source_of)
     q_source = np.array([by_query.get(q, "none") for q in bench.qids], dtype=object)
-    sources = []
-    for row in gate["sources"]:
-        mask = q_source == row["source"]
-        sources.append(
-            {
-                **{k: row[k] for k in ("source", "documents", "failed_files", "pages", "failed_pages", "usable_share")},
-                **{k: row[k] for k in ("passed", "included", "reason")},
-                "documents_in_release": row.get("documents_in_release", 0),
-                "queries": int(mask.sum()),
-                "n2": int((mask & (bench.n == 2)).sum()),
-                "n3": int((mask & (bench.n == 3)).sum()),
-            }
-        )
-
-    table: dict[str, dict[str, float]] = {}
-    for name, m in meta.items():
-        table.setdefault(m["system"], {})[m.get("form", default_form)] = 100.0 * float(
-            primary[scores.index(name)].mean()
-        )
-
-    def run_of(system: str, form: str) -> str | None:
-        name = system if form == default_form else f"{system}@{form}"
-        return name if name in meta else None
-
+    sources = _source_rows(_gate(bench_path, read_manifest(bench_path)), q_source, bench.n)
     contrasts, deltas, reversals = [], [], []
-    pairs = [(c["name"], c["base"], v) for c in manifest.get("contrasts", []) for v in c["variants"]]
+    pairs = [(c.name, c.base, v) for c in runset.contrasts for v in c.endpoints]
     for label, base, variant in pairs:
         name = label if sum(1 for p in pairs if p[0] == label) == 1 else f"{label}: {variant}"
-        forms = {}
-        for form in FORMS:
-            b, v = run_of(meta[base]["system"], form), run_of(meta[variant]["system"], form)
-            if b is None or v is None:
-                continue
-            diff = primary[scores.index(v)] - primary[scores.index(b)]
-            p = paired_randomization(diff[None, :], None, n_draws, seed)[0]
-            forms[form] = {"delta": 100.0 * float(diff.mean()), "p": float(p)}
+        forms = _form_deltas(runset, scores, primary, base, variant, n_draws, seed)
         contrasts.append({"name": name, "base": base, "variant": variant, "forms": forms})
         diff = primary[scores.index(variant)] - primary[scores.index(base)]
         pooled = 100.0 * float(diff.mean())
         dev = (dev_deltas or {}).get((base, variant))
         if dev is not None and _sign(dev) * _sign(pooled) < 0:
-            reversals.append(
-                f"{name} ({variant} − {base}) reverses between benchmarks: {dev:+.1f} points on the development "
-                f"benchmark, {pooled:+.1f} on SourceShift ({default_form})."
-            )
-        for s in sources:
-            mask = q_source == s["source"]
-            if not mask.any():
-                continue
-            families = int(np.unique(bench.family[mask]).size)
-            ci = (
-                100.0 * bootstrap_ci(diff[mask][None, :], bench.family[mask], n_boot, seed)[0]
-                if families >= MIN_FAMILIES
-                else None
-            )
-            delta = 100.0 * float(diff[mask].mean())
-            reverses = _sign(delta) * _sign(pooled) < 0
-            excludes = ci is not None and bool(ci[0] > 0 or ci[1] < 0)
-            deltas.append(
-                {
-                    "contrast": name,
-                    "source": s["source"],
-                    "queries": int(mask.sum()),
-                    "families": families,
-                    "delta": delta,
-                    "ci": None if ci is None else (float(ci[0]), float(ci[1])),
-                    "pooled": pooled,
-                    "development": dev,
-                    "reverses": reverses,
-                    "excludes_zero": excludes,
-                }
-            )
-            if reverses:
-                interval = (
-                    f"[{ci[0]:+.1f}, {ci[1]:+.1f}]" + (", excluding zero" if excludes else ", including zero")
-                    if ci is not None
-                    else f"no interval: {families} gold famil{'y' if families == 1 else 'ies'}"
-                )
-                reversals.append(
-                    f"{name} reverses on {s['source']} ({int(mask.sum())} queries): {delta:+.1f} ({interval}) "
-                    f"against {pooled:+.1f} pooled."
-                )
-        signs = {f: _sign(v["delta"]) for f, v in forms.items() if _sign(v["delta"])}
-        if len(set(signs.values())) > 1:
-            parts = ", ".join(f"{forms[f]['delta']:+.1f} on {f} (p = {forms[f]['p']:.3f})" for f in forms)
-            reversals.append(f"{name} changes direction with the query form: {parts}.")
-
-    fair = [n for n, m in meta.items() if m.get("form", default_form) == default_form]
-    ordering: dict[str, float | int | str | None] = {"runs": len(fair), "rho": None, "max_shift": None, "moved": None}
-    if len(fair) >= 2:
-        rows = [scores.index(n) for n in fair]
-        graded = metric_matrix(scores, "graded_ndcg")[rows].mean(axis=1)
-        gold = metric_matrix(scores, "gold_ndcg")[rows].mean(axis=1)
-        rho = spearman_matrix({"graded": graded, "gold": gold})["graded"]["gold"]
-        shift = np.abs(rankdata(-graded, method="min") - rankdata(-gold, method="min"))
-        moved = int(np.argmax(shift))
-        ordering = {
-            "runs": len(fair),
-            "rho": None if math.isnan(rho) else rho,
-            "max_shift": int(shift[moved]),
-            "moved": fair[moved],
-        }
+            reversals.append(Reversal("benchmarks", name, pooled, dev, base, variant, form=runset.form))
+        rows = _source_deltas(name, diff, pooled, dev, q_source, bench.family, sources, n_boot, seed)
+        deltas += rows
+        reversals += [
+            Reversal(
+                "source",
+                name,
+                r["delta"],
+                pooled,
+                source=r["source"],
+                queries=r["queries"],
+                families=r["families"],
+                ci=r["ci"],
+                excludes_zero=r["excludes_zero"],
+            )  # fmt: skip
+            for r in rows
+            if r["reverses"]
+        ]
+        if len({_sign(v["delta"]) for v in forms.values()} - {0}) > 1:
+            reversals.append(Reversal("form", name, forms=forms))
     return ShiftStudy(
         queries=bench.n_queries,
         documents=len(release.corpus),
-        default_form=default_form,
+        default_form=runset.form,
         draws=n_draws,
         bootstrap=n_boot,
         sources=tuple(sources),
         mixed_queries=int((q_source == "mixed").sum()),
-        scores=table,
+        scores={
+            system: {form: 100.0 * float(primary[scores.index(name)].mean()) for form, name in runs_of.items()}
+            for system, runs_of in runset.by_form().items()
+        },
         contrasts=tuple(contrasts),
         source_deltas=tuple(deltas),
-        reversals=tuple(reversals),
-        metric_ordering=ordering,
+        reversal_records=tuple(reversals),
+        metric_ordering=_metric_ordering(scores, runset.fair()),
     )
+
+
+def _gate(bench_path: Path, manifest: Mapping) -> Mapping:
+    """The extraction gate record of the release's manifest (refused when missing)."""
+    from nclue.errors import NclueError
+
+    gate = manifest.get("gate")
+    if not isinstance(gate, dict) or "sources" not in gate:
+        raise NclueError(
+            f"{bench_path}: MANIFEST.json has no extraction gate; build the SourceShift release with this nclue"
+        )
+    return gate
+
+
+def _source_rows(gate: Mapping, q_source: np.ndarray, n: np.ndarray) -> list[dict]:
+    """Per source: the gate's extraction record and the queries whose golds it holds (``n = 2`` / ``n = 3``)."""
+    rows = []
+    for row in gate["sources"]:
+        mask = q_source == row["source"]
+        rows.append(
+            {
+                **{k: row[k] for k in ("source", "documents", "failed_files", "pages", "failed_pages", "usable_share")},
+                **{k: row[k] for k in ("passed", "included", "reason")},
+                "documents_in_release": row.get("documents_in_release", 0),
+                "queries": int(mask.sum()),
+                "n2": int((mask & (n == 2)).sum()),
+                "n3": int((mask & (n == 3)).sum()),
+            }
+        )
+    return rows
+
+
+def _form_deltas(runset, scores, primary: np.ndarray, base: str, variant: str, n_draws: int, seed: int) -> dict:  # noqa: ANN001 - RunSet, Scores
+    """``{form: {"delta", "p"}}`` of ``variant − base`` on every form both systems ran on."""
+    from nclue.stats import paired_randomization
+
+    out = {}
+    for form in FORMS:
+        b = runset.run_of(runset.entries[base].system, form)
+        v = runset.run_of(runset.entries[variant].system, form)
+        if b is None or v is None:
+            continue
+        diff = primary[scores.index(v)] - primary[scores.index(b)]
+        p = paired_randomization(diff[None, :], None, n_draws, seed)[0]
+        out[form] = {"delta": 100.0 * float(diff.mean()), "p": float(p)}
+    return out
+
+
+def _source_deltas(
+    name: str,
+    diff: np.ndarray,
+    pooled: float,
+    dev: float | None,
+    q_source: np.ndarray,
+    family: np.ndarray,
+    sources: list[dict],
+    n_boot: int,
+    seed: int,
+) -> list[dict]:
+    """One contrast's Δ within each source, with its exact-family interval (none below :data:`MIN_FAMILIES`)."""
+    from nclue.stats import bootstrap_ci
+
+    rows = []
+    for s in sources:
+        mask = q_source == s["source"]
+        if not mask.any():
+            continue
+        families = int(np.unique(family[mask]).size)
+        ci = (
+            100.0 * bootstrap_ci(diff[mask][None, :], family[mask], n_boot, seed)[0]
+            if families >= MIN_FAMILIES
+            else None
+        )
+        delta = 100.0 * float(diff[mask].mean())
+        rows.append(
+            {
+                "contrast": name,
+                "source": s["source"],
+                "queries": int(mask.sum()),
+                "families": families,
+                "delta": delta,
+                "ci": None if ci is None else (float(ci[0]), float(ci[1])),
+                "pooled": pooled,
+                "development": dev,
+                "reverses": _sign(delta) * _sign(pooled) < 0,
+                "excludes_zero": ci is not None and bool(ci[0] > 0 or ci[1] < 0),
+            }
+        )
+    return rows
+
+
+def _metric_ordering(scores, fair: list[str]) -> dict[str, float | int | str | None]:  # noqa: ANN001 - Scores
+    """Spearman's ρ between the graded- and Gold-NDCG orderings of the fair runs, and the largest rank move."""
+    from scipy.stats import rankdata
+
+    from nclue.scoring import metric_matrix
+    from nclue.stats import spearman_matrix
+
+    if len(fair) < 2:
+        return {"runs": len(fair), "rho": None, "max_shift": None, "moved": None}
+    rows = [scores.index(n) for n in fair]
+    graded = metric_matrix(scores, "graded_ndcg")[rows].mean(axis=1)
+    gold = metric_matrix(scores, "gold_ndcg")[rows].mean(axis=1)
+    rho = spearman_matrix({"graded": graded, "gold": gold})["graded"]["gold"]
+    shift = np.abs(rankdata(-graded, method="min") - rankdata(-gold, method="min"))
+    moved = int(np.argmax(shift))
+    return {
+        "runs": len(fair),
+        "rho": None if math.isnan(rho) else rho,
+        "max_shift": int(shift[moved]),
+        "moved": fair[moved],
+    }

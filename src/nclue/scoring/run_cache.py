@@ -31,13 +31,16 @@ import functools
 import hashlib
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from nclue.io import cache_home
-from nclue.scoring.runs import SUPPORT_PAGES, top_pages
+
+SUPPORT_PAGES = 3
+"""Surfaced pages kept per ranked document: the three highest-scoring distinct ones."""
 
 FORMAT = 1
 """Layout version of a cache entry (part of its key)."""
@@ -180,10 +183,9 @@ def _parser_key() -> str:
     """:data:`FORMAT` and 12 hex of the SHA-256 of the parser's and this module's source, so a
     changed parser or layout never meets an entry made by another version."""
     import nclue.runfile
-    import nclue.scoring.runs
 
     h = hashlib.sha256(str(FORMAT).encode())
-    for module in (nclue.runfile, nclue.scoring.runs, sys.modules[__name__]):
+    for module in (nclue.runfile, sys.modules[__name__]):
         h.update(Path(module.__file__).read_bytes())
     return f"{FORMAT}.{h.hexdigest()[:12]}"
 
@@ -223,3 +225,15 @@ def _prune(root: Path, limit: int) -> None:
             break
         path.unlink(missing_ok=True)
         total -= size
+
+
+def top_pages(pairs: Iterable[tuple[int, float]]) -> tuple[int, ...]:
+    """The three highest-scoring distinct pages (stable for equal page scores)."""
+    ordered = sorted(((int(p), float(s)) for p, s in pairs), key=lambda ps: -ps[1])
+    out: list[int] = []
+    for page, _ in ordered:
+        if page not in out:
+            out.append(page)
+        if len(out) == SUPPORT_PAGES:
+            break
+    return tuple(out)

@@ -20,21 +20,17 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nclue.errors import NclueError
 from nclue.runfile import run_name
 from nclue.scoring.benchmark import Benchmark
+from nclue.scoring.run_cache import SUPPORT_PAGES, RunColumns, run_columns
 from nclue.types import Run
-
-if TYPE_CHECKING:
-    from nclue.scoring.run_cache import RunColumns
 
 PAD = -1
 OUTSIDE = -2
-SUPPORT_PAGES = 3
 
 
 @dataclass(frozen=True)
@@ -193,8 +189,6 @@ def load_run(path: str | Path, bench: Benchmark, name: str | None = None) -> Run
     (:func:`nclue.runfile.run_name`). Malformed lines raise
     :class:`NclueError` naming file and line.
     """
-    from nclue.scoring.run_cache import run_columns
-
     p = Path(path)
     return encode_columns(name or run_name(p), run_columns(p), bench, p)
 
@@ -238,8 +232,6 @@ def encode_columns(name: str, columns: RunColumns, bench: Benchmark, path: Path 
 
 def from_records(run: Run, bench: Benchmark) -> RunMatrix:
     """Encode an in-memory :class:`nclue.types.Run` (rankings in input order)."""
-    from nclue.scoring.run_cache import RunColumns
-
     parsed = {}
     for qid, ranking in run.rankings.items():
         seen: set[str] = set()
@@ -255,15 +247,3 @@ def from_records(run: Run, bench: Benchmark) -> RunMatrix:
             rows.append((doc.doc_id, float(doc.score), tuple(doc.pages) or None, None))
         parsed[qid] = rows
     return encode_columns(run.name, RunColumns.from_parsed(parsed), bench)
-
-
-def top_pages(pairs: Iterable[tuple[int, float]]) -> tuple[int, ...]:
-    """The three highest-scoring distinct pages (stable for equal page scores)."""
-    ordered = sorted(((int(p), float(s)) for p, s in pairs), key=lambda ps: -ps[1])
-    out: list[int] = []
-    for page, _ in ordered:
-        if page not in out:
-            out.append(page)
-        if len(out) == SUPPORT_PAGES:
-            break
-    return tuple(out)

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from nclue.errors import NclueError
+from nclue.progress import Advance
 from nclue.select.params import BARRIER_PATTERNS
 
 _lock = threading.Lock()
@@ -281,7 +282,7 @@ def run_sealed(
     kwargs: dict,
     protected: Sequence[str | os.PathLike[str]],
     scratch_parent: str | os.PathLike[str],
-    on_block: Callable[[int], None] | None = None,
+    on_block: Advance | None = None,
 ) -> Any:  # noqa: ANN401 - whatever ``call`` returns
     """Run ``call(**kwargs, on_block=...)`` in a spawned child sealed by :func:`seal_reads`; its
     progress reaches ``on_block``; its :class:`NclueError` or :class:`PermissionError` is raised here."""

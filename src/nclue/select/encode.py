@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import numpy as np
 from nclue.errors import NclueError
 from nclue.io import atomic_write_bytes
 from nclue.models.encoder import Encoder, describe, load_encoder
+from nclue.progress import Advance
 from nclue.select.inputs import TaskVectors
 from nclue.select.tasks import Doc, Task, id_key
 
@@ -80,7 +80,7 @@ class FrozenVectors:
         )
 
 
-def _encode_blocks(encoder: Encoder, texts: list[str], on_block: Callable[[int], None] | None) -> np.ndarray:
+def _encode_blocks(encoder: Encoder, texts: list[str], on_block: Advance | None) -> np.ndarray:
     # blocks only set the progress granularity: masked mean pooling does not depend on which
     # texts share a padded batch (up to float rounding)
     parts = []
@@ -92,7 +92,7 @@ def _encode_blocks(encoder: Encoder, texts: list[str], on_block: Callable[[int],
 
 
 def encode_task_set(
-    tasks: list[Task], docs: dict[str, Doc], encoder: Encoder, on_block: Callable[[int], None] | None = None
+    tasks: list[Task], docs: dict[str, Doc], encoder: Encoder, on_block: Advance | None = None
 ) -> FrozenVectors:
     """Encode every pooled document once (sorted by ID) and every task's facets.
 

@@ -14,7 +14,6 @@ freeze and the judgments and names every cell that does not reproduce.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import scipy.sparse as sp
 
 from nclue.errors import NclueError
 from nclue.io import atomic_write_text, json_leaves, read_json_object, sha256_file, write_json, write_jsonl
+from nclue.progress import Advance
 from nclue.select.diversify import SELECTORS as EVIDENCE_AND_RETRIEVER
 from nclue.select.encode import load_vectors
 from nclue.select.freeze import (
@@ -101,7 +101,7 @@ def score_freeze(
     freeze_dir: str | Path,
     judgments: str | Path,
     on_missing: MissingPolicy = "error",
-    on_task: Callable[[], None] | None = None,
+    on_task: Advance | None = None,
     freeze_id: str | None = None,
 ) -> Scored:
     """Verify the freeze, then score it (module docstring); nothing is written."""
@@ -142,7 +142,7 @@ def score_freeze(
             score["covered"] = sorted(r + 1 for r in score["covered"])
             rows.append({"task_id": task.task_id, "method": name, "ranking": chosen[task.task_id][name], **score})
         if on_task is not None:
-            on_task()
+            on_task(1)
 
     splits: dict[str, CoverageSplit] = {}
     for split in split_names(tasks):
@@ -183,7 +183,7 @@ def evaluate(
     judgments: str | Path,
     out_dir: str | Path,
     on_missing: MissingPolicy = "error",
-    on_task: Callable[[], None] | None = None,
+    on_task: Advance | None = None,
     freeze_id: str | None = None,
 ) -> CoverageReport:
     """Verify the freeze, score it and write the outputs (module docstring); returns the report."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,6 +44,7 @@ from nclue.io import (
     write_jsonl,
 )
 from nclue.models.encoder import Encoder
+from nclue.progress import Advance
 from nclue.release import BEIR_QRELS, QRELS_FILE, QUERIES_FILE
 from nclue.select import encode as encode_mod
 from nclue.select.barrier import barrier_kind, judgment_barrier, landlock_abi, pattern_files, run_sealed
@@ -218,7 +219,7 @@ class FrozenEvidence:
         return cls(probs, pages)
 
 
-def task_evidence(tasks: list[Task], model: EvidenceModel, on_task: Callable[[], None] | None = None) -> FrozenEvidence:
+def task_evidence(tasks: list[Task], model: EvidenceModel, on_task: Advance | None = None) -> FrozenEvidence:
     """Evidence of every task's pool for its requirements."""
     model.prepare([r for t in tasks for r in t.requirements])
     probs, pages = {}, {}
@@ -226,7 +227,7 @@ def task_evidence(tasks: list[Task], model: EvidenceModel, on_task: Callable[[],
         ev = model.evidence(task.requirements, task.pool)
         probs[task.task_id], pages[task.task_id] = ev.probs, ev.best_page
         if on_task is not None:
-            on_task()
+            on_task(1)
     return FrozenEvidence(probs, pages)
 
 
@@ -339,7 +340,7 @@ def freeze(
     encoder_kind: str = "onnx",
     k: int = DEFAULT_K,
     selectors: list[str] | None = None,
-    on_block: Callable[[int], None] | None = None,
+    on_block: Advance | None = None,
     collection: str | Path | None = None,
     calibration: Calibration | str | Path | None = None,
     crossfit: bool = False,
@@ -429,7 +430,7 @@ def freeze_behind_barrier(
     near_duplicates: float,
     barrier: dict,
     encoder: Encoder | None = None,
-    on_block: Callable[[int], None] | None = None,
+    on_block: Advance | None = None,
 ) -> FreezeResult:
     """The freeze itself, inside :func:`~nclue.select.barrier.judgment_barrier` (in a sealed child
     when :func:`freeze` chose one); ``adapter`` is the task set's ``adapter.json``, read by :func:`freeze`."""

@@ -76,12 +76,13 @@ class MaxSimBackbone:
         self._tokens: OrderedDict[int, np.ndarray] = OrderedDict()
         self._scores: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
 
-    def page_tokens(self, rows: Sequence[int]) -> list[np.ndarray]:
-        """Token vectors (all chunks stacked, float32) of the given page rows: decoded from the token
-        index, or recomputed page by page with the index's encoder (cached) when there is none."""
+    def page_tokens(self, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """``(vectors, starts)``: the token vectors (float32) of the given page rows stacked in order,
+        page ``i``'s being ``vectors[starts[i]:starts[i + 1]]`` — decoded from the token index in one
+        gather (no copy per page), or recomputed page by page with the index's encoder (cached)
+        when there is none."""
         if self.tokens is not None:
-            vectors, starts = self.tokens.spans([(int(self._first[r]), int(self._end[r])) for r in rows])
-            return [vectors[a:b] for a, b in zip(starts[:-1], starts[1:])]
+            return self.tokens.spans([(int(self._first[r]), int(self._end[r])) for r in rows])
         texts = self.dense.store_texts()
         chunks = self.dense.index.chunks
         dim = int(self.dense.vectors.shape[1])
@@ -96,7 +97,9 @@ class MaxSimBackbone:
         out = [self._tokens[int(r)] for r in rows]
         while len(self._tokens) > CACHE_PAGES:
             self._tokens.popitem(last=False)
-        return out
+        return np.concatenate(out) if out else np.zeros((0, dim), np.float32), np.r_[
+            0, np.cumsum([len(d) for d in out], dtype=np.int64)
+        ]
 
     def query_tokens(self, text: str) -> np.ndarray:
         """Token vectors of ``text`` (alone); its pooled vector from the same forward pass goes to the
@@ -117,9 +120,8 @@ class MaxSimBackbone:
             candidates = np.sort(candidates[dense[candidates] > 0])
             scores = np.zeros(len(candidates), np.float32)
             if len(candidates):
-                docs = self.page_tokens(candidates)
-                starts = np.r_[0, np.cumsum([len(d) for d in docs])]
-                scores = maxsim_segments(query, np.concatenate(docs), starts)
+                docs, starts = self.page_tokens(candidates)
+                scores = maxsim_segments(query, docs, starts)
             self._scores[text] = (candidates, scores)
         self._scores.move_to_end(text)
         while len(self._scores) > CACHE_TEXTS:

@@ -22,6 +22,7 @@ for every canonical ``s``, and ``parse_name(format_name(x)) == x`` for every val
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 
@@ -221,3 +222,32 @@ def parse_name(text: str) -> Spec:
 def canonical(text: str) -> str:
     """The canonical spelling of a system name (``rrf(a,b)`` → ``rrf(a, b)``)."""
     return format_name(parse_name(text))
+
+
+EXAMPLES: tuple[str, ...] = (  # what `did you mean` hints and --help offer
+    "bm25.joint",
+    "bm25.and",
+    "bm25.or",
+    "bm25.condition_text",
+    "bm25.page_max",
+    "bm25.ptop3",
+    "bm25.joint(max)",
+    "bm25.joint(ptop3)",
+    "bm25.decompose(min)",
+    "bm25.decompose(product)",
+    "bm25.decompose(hmean)",
+    "bm25.decompose(distinct)",
+    "bm25.cover",
+    "bm25.cover(terms)",
+    "dense.joint(max)",
+    "dense.joint(ptop3)",
+    "dense.decompose(distinct)",
+    "rrf(bm25.and, bm25.decompose(distinct))",
+    "rerank(bm25.joint, minilm-cross, pool=100)",
+)
+
+
+def suggest(name: str) -> str:
+    """A ``did you mean`` hint for an unknown system name (empty when nothing is close)."""
+    close = difflib.get_close_matches(name, EXAMPLES, n=1, cutoff=0.5)
+    return f"; did you mean {close[0]!r}?" if close else f"; known systems include {', '.join(EXAMPLES[:6])}, ..."

@@ -32,7 +32,7 @@ from nclue.errors import NclueError
 from nclue.evidence.signals import normalise
 from nclue.systems.aggregate import combine, distinct_assign, doc_topk, pool_max, pool_ptop
 from nclue.systems.backbone import Backbone, DocScorer, Request
-from nclue.systems.names import Op, format_name
+from nclue.systems.names import Op, format_name, suggest
 from nclue.types import RankedDoc
 
 SURFACED = 3
@@ -232,6 +232,4 @@ def build_op(spec: Op, backbone: Backbone) -> JointSystem | DecomposeSystem:
                 f"system {name!r}: use decompose(min), decompose(product), decompose(hmean) or decompose(distinct)"
             )
         return DecomposeSystem(name, backbone, spec.args[0])
-    from nclue.systems.registry import suggest
-
     raise NclueError(f"unknown operation {spec.op!r} in system {name!r}" + suggest(name))

@@ -19,7 +19,6 @@ systems, so ``rrf(bm25.and, bm25.decompose(distinct))`` loads the BM25 index onc
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
 from collections.abc import Callable
@@ -30,7 +29,7 @@ from typing import TypeVar
 from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 from nclue.systems.backbone import Backbone, PageTable, System
-from nclue.systems.names import Call, Op, Spec, format_name, parse_name
+from nclue.systems.names import Call, Op, Spec, format_name, parse_name, suggest
 
 T = TypeVar("T")
 
@@ -44,33 +43,6 @@ FUNCTIONS: dict[str, str] = {
     "rrf": "nclue.systems.fusion",
     "rerank": "nclue.systems.rerank",
 }
-EXAMPLES: tuple[str, ...] = (
-    "bm25.joint",
-    "bm25.and",
-    "bm25.or",
-    "bm25.condition_text",
-    "bm25.page_max",
-    "bm25.ptop3",
-    "bm25.joint(max)",
-    "bm25.joint(ptop3)",
-    "bm25.decompose(min)",
-    "bm25.decompose(product)",
-    "bm25.decompose(hmean)",
-    "bm25.decompose(distinct)",
-    "bm25.cover",
-    "bm25.cover(terms)",
-    "dense.joint(max)",
-    "dense.joint(ptop3)",
-    "dense.decompose(distinct)",
-    "rrf(bm25.and, bm25.decompose(distinct))",
-    "rerank(bm25.joint, minilm-cross, pool=100)",
-)
-
-
-def suggest(name: str) -> str:
-    """A ``did you mean`` hint for an unknown system name (empty when nothing is close)."""
-    close = difflib.get_close_matches(name, EXAMPLES, n=1, cutoff=0.5)
-    return f"; did you mean {close[0]!r}?" if close else f"; known systems include {', '.join(EXAMPLES[:6])}, ..."
 
 
 def _import(module: str, what: str) -> ModuleType:

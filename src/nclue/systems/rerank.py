@@ -117,7 +117,7 @@ class CrossEncoderPassages:
 
     def __init__(self, model_dir: Path, texts: Callable[[], list[str]]) -> None:
         from nclue.models.crossencoder import CrossEncoderScorer
-        from nclue.models.encoder import load_tokenizer_dir
+        from nclue.models.tokenizer import load_tokenizer_dir
 
         self.scorer = CrossEncoderScorer(model_dir)
         self.tokenizer = load_tokenizer_dir(model_dir)

@@ -15,12 +15,13 @@ grammar reads it back to the same system).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nclue.engine import Engine
 from nclue.errors import NclueError
+from nclue.progress import Advance
 from nclue.release import Release
 from nclue.systems.backbone import Request, System
 from nclue.systems.names import canonical
@@ -135,7 +136,7 @@ def run_system(
     mapping: DocMapping,
     name: str,
     depth: int = DEPTH,
-    tick: Callable[[], None] | None = None,
+    tick: Advance | None = None,
 ) -> tuple[Run, dict[str, str]]:
     """One system over every query: ``(run, {qid: error})``; a failing query gets an empty ranking."""
     extra = len(mapping.unmatched_collection)
@@ -158,7 +159,7 @@ def run_system(
                 docs = []
             rankings[request.qid] = _rename(docs, mapping.to_release, depth)
             if tick is not None:
-                tick()
+                tick(1)
     return Run(name=name, rankings=rankings, page_aware=bool(system.page_aware)), failed
 
 
@@ -199,7 +200,7 @@ def run_system_on(
     mapping: DocMapping,
     name: str,
     depth: int = DEPTH,
-    tick: Callable[[], None] | None = None,
+    tick: Advance | None = None,
 ) -> tuple[Run, dict[str, str]]:
     """:func:`run_system` with query batches ranked on ``engine``: the same run, file for file."""
     extra = len(mapping.unmatched_collection)
@@ -213,7 +214,7 @@ def run_system_on(
         results[position] = ranked
         if tick is not None:
             for _ in ranked:
-                tick()
+                tick(1)
     rankings: dict[str, list[RankedDoc]] = {}
     failed: dict[str, str] = {}
     for batch, ranked in zip(batches, results):
@@ -263,7 +264,7 @@ def run_systems(
             tick = None
             if bar is not None:
                 task = bar.add_task(name, total=len(queries))
-                tick = lambda task=task: bar.advance(task)  # noqa: E731
+                tick = lambda n, task=task: bar.advance(task, n)  # noqa: E731
             if engine is None:
                 run, errors = run_system(system, queries, form, mapping, name, depth, tick)
             else:
