@@ -101,8 +101,8 @@ def run_stage(bench: Path, collection: Path, work: Path, engines: dict) -> dict:
 def dense_stage(collection: Path, engines: dict, pages: int) -> dict:
     from nclue.corpus.store import PageStore
     from nclue.engine import make_engine
-    from nclue.index.dense import DEFAULT_OVERLAP
     from nclue.index.encoding import _map
+    from nclue.index.options import DEFAULT_OVERLAP
     from nclue.models.chunking import chunk_pages
     from nclue.models.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE, load_tokenizer, resolve_model_path
 

@@ -146,6 +146,7 @@ def run_demo(
     from nclue.corpus.info import collection_info, render_info
     from nclue.corpus.ingest import ingest
     from nclue.index.builders import IndexOptions, build_all, remove_other_dense_indexes
+    from nclue.index.options import DenseOptions
     from nclue.matrix.runner import run_matrix
     from nclue.matrix.spec import load_matrix
     from nclue.models.encoder import DEFAULT_BACKEND
@@ -166,7 +167,7 @@ def run_demo(
         ingest(pdfs, collection, workers=workers, ocr="auto", progress=True)
         console.print(render_info(collection_info(collection)))
 
-    options = IndexOptions(dense_backend=backend, dense_max_chunks=1, workers=workers)
+    options = IndexOptions(dense=DenseOptions(backend=backend, max_chunks_per_page=1, workers=workers))
     for name in remove_other_dense_indexes(collection, options):  # the matrix reads one dense index
         console.print(f"removed the dense index {name}: built with other settings than the demo's", markup=False)
     with timings.stage(
@@ -272,7 +273,7 @@ def _sourceshift(timings: DemoTimings, title, out: Path, workers: int, backend: 
         console.print(render_info(collection_info(coll)))
         if not _lexical_ok(coll):
             build_lexical_index(coll)
-        build_dense_index(coll, None, backend=backend, max_chunks_per_page=1, progress=True, workers=workers)
+        build_dense_index(coll, backend=backend, max_chunks_per_page=1, progress=True, workers=workers)
         stage.detail = {"build": _build_release(coll, bench, options, build, verify_release)}
         stage.detail |= _run_matrix(run_matrix, load_matrix("shift"), bench, coll, runs, workers)
     return bench, runs
@@ -391,6 +392,7 @@ def _reader_benchmarks(out: Path, collection: Path, readers: Path, spec, workers
     """Rebuild each reader-judged benchmark from its committed replies; run the matrix; write its report."""
     from nclue.bench.verify import verify as verify_release
     from nclue.index.builders import IndexOptions, build_all
+    from nclue.index.options import DenseOptions
     from nclue.llm.cache import BatchPending
     from nclue.matrix.runner import run_matrix
     from nclue.reader.build import build_read_benchmark
@@ -405,7 +407,7 @@ def _reader_benchmarks(out: Path, collection: Path, readers: Path, spec, workers
             )
             continue
         if coll != collection:  # the whole matrix reads the structure and token indexes too
-            build_all(coll, IndexOptions(dense_backend=backend, dense_max_chunks=1, workers=workers))
+            build_all(coll, IndexOptions(dense=DenseOptions(backend=backend, max_chunks_per_page=1, workers=workers)))
         bench, runs, report = (out / f"{d}-{name}" for d in ("bench", "runs", "report"))
         try:
             action = _build_release(coll, bench, reader_options(data), build_read_benchmark, verify_release)

@@ -206,14 +206,17 @@ def tiny_source_copy(small_collection: Path, tmp_path: Path) -> Path:
 @pytest.mark.slow
 def test_a_dense_index_of_other_settings_is_removed_with_its_tokens(cli, tiny_source_copy: Path) -> None:
     from nclue.index.builders import IndexOptions, remove_other_dense_indexes
+    from nclue.index.options import DenseOptions
 
     args = ("index", tiny_source_copy, "--all", "--dense-backend", "onnx", "--dense-max-chunks", "1")
     assert cli(*args).exit_code == 0
     (built,) = [p.name for p in (tiny_source_copy / "index" / "dense").iterdir()]
     assert (tiny_source_copy / "index" / "tokens" / built).is_dir()
-    same = IndexOptions(dense_backend="onnx", dense_max_chunks=1)
+    same = IndexOptions(dense=DenseOptions(backend="onnx", max_chunks_per_page=1))
     assert remove_other_dense_indexes(tiny_source_copy, same) == []
-    assert remove_other_dense_indexes(tiny_source_copy, IndexOptions(dense_backend="onnx")) == [built]  # whole pages
+    assert remove_other_dense_indexes(tiny_source_copy, IndexOptions(dense=DenseOptions(backend="onnx"))) == [
+        built
+    ]  # whole pages
     assert not (tiny_source_copy / "index" / "dense" / built).exists()
     assert not (tiny_source_copy / "index" / "tokens" / built).exists()
     assert (tiny_source_copy / "index" / "lexical").is_dir()

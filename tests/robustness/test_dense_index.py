@@ -28,7 +28,7 @@ def dense_source(small_collection: Path, tmp_path_factory: pytest.TempPathFactor
     keep = pa.array(sorted(docs.column("doc_id").to_pylist())[:3])
     for name, table in ((DOCS_FILE, docs), (PAGES_FILE, pq.read_table(small_collection / PAGES_FILE))):
         write_table_atomic(root / name, table.filter(pc.is_in(table.column("doc_id"), value_set=keep)))
-    build_dense_index(root, None, backend="onnx", max_chunks_per_page=1)
+    build_dense_index(root, backend="onnx", max_chunks_per_page=1)
     return root
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 
@@ -9,8 +10,10 @@ import typer
 
 from nclue.engine import EngineName
 from nclue.errors import NclueError
-from nclue.index.token_codec import DEFAULT_BITS
-from nclue.models.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
+from nclue.index.options import BM25Params, DenseOptions
+
+_DENSE = DenseOptions()
+_BM25 = BM25Params()
 
 
 class Method(str, Enum):
@@ -59,20 +62,20 @@ def index(
     tokens: bool = typer.Option(
         False, "--tokens", help="Also build the late-interaction token index (same encoder pass as --dense)."
     ),
-    k1: float = typer.Option(1.5, "--k1", min=0.0, help="BM25 k1."),
-    b: float = typer.Option(0.75, "--b", min=0.0, max=1.0, help="BM25 b."),
+    k1: float = typer.Option(_BM25.k1, "--k1", min=0.0, help="BM25 k1."),
+    b: float = typer.Option(_BM25.b, "--b", min=0.0, max=1.0, help="BM25 b."),
     method: Method = typer.Option(Method.lucene, "--method", help="BM25 variant."),
     dense_backend: Backend = typer.Option(
-        Backend(DEFAULT_BACKEND), "--dense-backend", help="Encoder backend (torch-bf16: the fast default)."
+        Backend(_DENSE.backend), "--dense-backend", help="Encoder backend (torch-bf16: the fast default)."
     ),
     dense_window: int | None = typer.Option(
         None, "--dense-window", min=8, help="Chunk window in tokens (default: model max - 2)."
     ),
-    dense_overlap: int = typer.Option(32, "--dense-overlap", min=0, help="Chunk overlap in tokens."),
+    dense_overlap: int = typer.Option(_DENSE.overlap, "--dense-overlap", min=0, help="Chunk overlap in tokens."),
     dense_max_chunks: int | None = typer.Option(
         None, "--dense-max-chunks", min=1, help="Keep only each page's first N chunks (default: the whole page)."
     ),
-    dense_batch_size: int = typer.Option(DEFAULT_BATCH_SIZE, "--dense-batch-size", min=1, help="Encoder batch size."),
+    dense_batch_size: int = typer.Option(_DENSE.batch_size, "--dense-batch-size", min=1, help="Encoder batch size."),
     dense_workers: int | None = typer.Option(
         None, "--dense-workers", min=1, help="Encoder processes (default: one per CPU, one thread each)."
     ),
@@ -82,9 +85,9 @@ def index(
     ray_address: str | None = typer.Option(
         None, "--ray-address", help="An existing Ray cluster (HOST:PORT or auto); default: a local Ray instance."
     ),
-    dense_dtype: Dtype = typer.Option(Dtype.float32, "--dense-dtype", help="Stored vector dtype."),
+    dense_dtype: Dtype = typer.Option(Dtype(_DENSE.dtype), "--dense-dtype", help="Stored vector dtype."),
     token_bits: TokenBits = typer.Option(
-        TokenBits(str(DEFAULT_BITS)), "--token-bits", help="Bits per stored token value (4: 216 B/token, 8: 408)."
+        TokenBits(str(_DENSE.token_bits)), "--token-bits", help="Bits per stored token value (4: 216 B/token, 8: 408)."
     ),
     rebuild: bool = typer.Option(False, "--rebuild", help="Replace an index built with other settings."),
     add_dense: bool = typer.Option(
@@ -118,7 +121,6 @@ def index(
 
     from nclue.corpus.store import PageStore
     from nclue.engine import open_engine
-    from nclue.index.lexical import BM25Params
 
     console = Console(stderr=True)
     store = PageStore.open(collection)
@@ -126,21 +128,21 @@ def index(
         _verify(collection, console)
         return
     params = BM25Params(k1=k1, b=b, method=method.value)
-    dense_options = {
-        "backend": dense_backend.value,
-        "window": dense_window,
-        "overlap": dense_overlap,
-        "batch_size": dense_batch_size,
-        "dtype": dense_dtype.value,
-        "max_chunks_per_page": dense_max_chunks,
-        "workers": dense_workers,
-    }
+    dense_options = DenseOptions(
+        backend=dense_backend.value,
+        window=dense_window,
+        overlap=dense_overlap,
+        max_chunks_per_page=dense_max_chunks,
+        dtype=dense_dtype.value,
+        token_bits=int(token_bits.value),
+        batch_size=dense_batch_size,
+        workers=dense_workers,
+    ).checked()
     wanted = (all_indexes, lexical, dense, tokens)
     keep = add_dense or len(dense) > 1
     before = _dense_names(collection)
     with open_engine(engine.value, dense_workers, ray_address) as runner:
-        dense_options["engine"] = runner
-        _build(collection, store, params, wanted, dense_options, int(token_bits.value), (rebuild, keep), console)
+        _build(collection, store, params, wanted, dense_options, runner, (rebuild, keep), console)
     removed = sorted(before - _dense_names(collection))
     if removed:
         console.print(
@@ -157,8 +159,8 @@ def _dense_names(collection: Path) -> set[str]:
     return {d.name for d in list_dense_indexes(collection)}
 
 
-def _build(  # noqa: ANN001 - store: PageStore, params: BM25Params, console: rich Console
-    collection: Path, store, params, wanted: tuple, dense_options: dict, bits: int, flags: tuple, console
+def _build(  # noqa: ANN001 - store: PageStore, params: BM25Params, runner: Engine | None, console: rich Console
+    collection: Path, store, params, wanted: tuple, dense_options: DenseOptions, runner, flags: tuple, console
 ) -> None:
     """The building part of :func:`index`: ``wanted = (--all, --lexical, --dense models, --tokens)``,
     ``flags = (--rebuild, keep the other dense indexes)``."""
@@ -167,7 +169,7 @@ def _build(  # noqa: ANN001 - store: PageStore, params: BM25Params, console: ric
     all_indexes, lexical, dense, tokens = wanted
     rebuild, keep = flags
     if all_indexes:
-        _build_all(collection, params, dense, dense_options, bits, flags, console)
+        _build_all(collection, params, dense, dense_options, runner, flags, console)
         return
     if lexical or not (dense or tokens):
         with console.status(f"BM25 index of {store.n_pages} pages"):
@@ -181,36 +183,23 @@ def _build(  # noqa: ANN001 - store: PageStore, params: BM25Params, console: ric
                 f"--dense needs the neural extras ({exc.name} missing): pip install 'nclue[neural]'"
             ) from None
         path = build_dense_index(
-            collection,
-            model_path,
-            rebuild=rebuild,
-            progress=True,
-            tokens=tokens,
-            token_bits=bits,
-            **dense_options,
-        )
+            collection, replace(dense_options, model_path=model_path), rebuild=rebuild, progress=True, tokens=tokens,
+            engine=runner,
+        )  # fmt: skip
         adopt_dense_index(collection, path, keep_others=keep)
         console.print(f"wrote {path}" + (" (+ token index)" if tokens else ""), markup=False, highlight=False)
 
 
-def _build_all(collection: Path, params, models: list[str], dense: dict, bits: int, flags: tuple, console) -> None:  # noqa: ANN001 - BM25Params, rich Console
+def _build_all(collection: Path, params, models: list[str], dense: DenseOptions, runner, flags: tuple, console) -> None:  # noqa: ANN001 - BM25Params, Engine | None, rich Console
     from nclue.index.builders import IndexOptions, build_all
 
     if len(models) > 1:
         raise NclueError("--all builds one dense index: name at most one --dense model")
     options = IndexOptions(
         bm25=params,
-        dense_model=models[0] if models else None,
-        dense_backend=dense["backend"],
-        dense_window=dense["window"],
-        dense_overlap=dense["overlap"],
-        dense_max_chunks=dense["max_chunks_per_page"],
-        dense_batch_size=dense["batch_size"],
-        dense_dtype=dense["dtype"],
-        token_bits=bits,
-        workers=dense["workers"],
+        dense=replace(dense, model_path=models[0] if models else None),
         rebuild=flags[0],
-        engine=dense["engine"],
+        engine=runner,
         keep_other_dense=flags[1],
     )
     build_all(

@@ -24,33 +24,23 @@ from pathlib import Path
 
 from nclue.engine import Engine
 from nclue.errors import NclueError
-from nclue.index.lexical import BM25Params
-from nclue.index.token_codec import DEFAULT_BITS
-from nclue.models.encoder import DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
+from nclue.index.options import BM25Params, DenseOptions
 
 
 @dataclass(frozen=True)
 class IndexOptions:
     """Settings of every index ``--all`` builds (defaults = ``nclue index``'s defaults).
 
-    ``dense_model``: a sentence-transformers directory (``None`` = the bundled MiniLM);
-    ``dense_max_chunks``: keep each page's first windows only (``None`` = whole pages);
-    ``workers``: encoder processes (``None`` = one per CPU); ``engine``: where the encoder
-    shards run instead (e.g. a ``nclue.engine.RayEngine``; the caller closes it);
+    ``bm25``: the lexical index's parameters; ``dense``: the dense and token indexes'
+    (:class:`~nclue.index.options.DenseOptions`: model, backend, chunking, dtype, token bits,
+    encoder workers); ``engine``: where the encoder shards run instead (e.g. a
+    ``nclue.engine.RayEngine``; the caller closes it);
     ``keep_other_dense``: keep the collection's other dense indexes when one is built (else it
     replaces them, :func:`nclue.index.dense.adopt_dense_index`).
     """
 
     bm25: BM25Params = field(default_factory=BM25Params)
-    dense_model: str | None = None
-    dense_backend: str = DEFAULT_BACKEND
-    dense_window: int | None = None
-    dense_overlap: int = 32
-    dense_max_chunks: int | None = None
-    dense_batch_size: int = DEFAULT_BATCH_SIZE
-    dense_dtype: str = "float32"
-    token_bits: int = DEFAULT_BITS
-    workers: int | None = None
+    dense: DenseOptions = field(default_factory=DenseOptions)
     rebuild: bool = False
     engine: Engine | None = None
     keep_other_dense: bool = False
@@ -81,25 +71,12 @@ def _lexical_current(collection: Path, options: IndexOptions) -> bool:
         return False
 
 
-def _dense_kwargs(options: IndexOptions) -> dict:
-    return {
-        "model_path": options.dense_model,
-        "backend": options.dense_backend,
-        "window": options.dense_window,
-        "overlap": options.dense_overlap,
-        "batch_size": options.dense_batch_size,
-        "dtype": options.dense_dtype,
-        "max_chunks_per_page": options.dense_max_chunks,
-    }
-
-
 def _build_dense(collection: Path, options: IndexOptions, progress: bool) -> Path:
     from nclue.index.dense import adopt_dense_index, build_dense_index
 
     path = build_dense_index(
-        collection, rebuild=options.rebuild, progress=progress, tokens=True, token_bits=options.token_bits,
-        workers=options.workers, engine=options.engine, **_dense_kwargs(options),
-    )  # fmt: skip
+        collection, options.dense, rebuild=options.rebuild, progress=progress, tokens=True, engine=options.engine
+    )
     adopt_dense_index(collection, path, keep_others=options.keep_other_dense)
     return path
 
@@ -108,7 +85,7 @@ def _matching_dense(collection: Path, options: IndexOptions):  # noqa: ANN202 - 
     """The finished dense index with exactly ``options``' settings, or ``None``."""
     from nclue.index.dense import dense_settings, list_dense_indexes, open_index_dir
 
-    wanted = dense_settings(collection, **_dense_kwargs(options))
+    wanted = dense_settings(collection, options.dense)
     for directory in list_dense_indexes(collection):
         if directory.name != wanted["key"]:
             continue
@@ -134,8 +111,9 @@ def _build_tokens(collection: Path, options: IndexOptions, progress: bool) -> Pa
             f"{collection}: the token index needs the dense index first; run `nclue index {collection} --all`"
         )
     return build_token_index(
-        collection, dense, bits=options.token_bits, progress=progress, workers=options.workers, engine=options.engine
-    )
+        collection, dense, bits=options.dense.token_bits, progress=progress, workers=options.dense.workers,
+        engine=options.engine, batch_size=options.dense.batch_size,
+    )  # fmt: skip
 
 
 def _tokens_current(collection: Path, options: IndexOptions) -> bool:
@@ -146,7 +124,7 @@ def _tokens_current(collection: Path, options: IndexOptions) -> bool:
         index = open_token_index(collection, dense) if dense is not None else None
     except NclueError:
         return False
-    return index is not None and index.bits == options.token_bits
+    return index is not None and index.bits == options.dense.token_bits
 
 
 def _build_structure(collection: Path, options: IndexOptions, progress: bool) -> Path:
@@ -234,7 +212,7 @@ def remove_other_dense_indexes(collection_dir: str | os.PathLike[str], options: 
     root = dense_root(collection)
     if not root.is_dir():
         return []
-    wanted = dense_settings(collection, **_dense_kwargs(options))
+    wanted = dense_settings(collection, options.dense)
     removed = []
     for directory in sorted(p for p in root.iterdir() if p.is_dir()):
         manifest = read_manifest(directory) or {}

@@ -32,8 +32,9 @@ import io
 import os
 import re
 import shutil
+import warnings
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +45,12 @@ from nclue.engine import Engine
 from nclue.errors import NclueError
 from nclue.index.encoding import ShardResult, run_shards
 from nclue.index.integrity import check, problems, record_files
+from nclue.index.options import DenseOptions
 from nclue.index.progress import chunk_progress
-from nclue.index.token_codec import DEFAULT_BITS
 from nclue.index.tokens import TokenShards, token_dir, token_settings, tokens_pass
 from nclue.io import atomic_write_bytes, exclusive_lock, writable_dir, write_json
 from nclue.models.chunking import Chunks, chunk_pages
 from nclue.models.encoder import (
-    BACKENDS,
-    DEFAULT_BACKEND,
     DEFAULT_BATCH_SIZE,
     QUERY_BACKEND,
     Encoder,
@@ -67,8 +66,6 @@ MANIFEST = "manifest.json"
 CHUNKS = "chunks.npz"
 VECTORS = "vectors.npy"
 SHARDS = "shards"
-DEFAULT_OVERLAP = 32
-DEFAULT_SHARD_SIZE = 1024
 
 
 def dense_root(collection_dir: str | os.PathLike[str]) -> Path:
@@ -169,20 +166,13 @@ def check_same_model(index: DenseIndex, model_path: str | os.PathLike[str]) -> N
 
 
 def dense_settings(
-    collection_dir: str | os.PathLike[str],
-    model_path: str | os.PathLike[str] | None = None,
-    backend: str = DEFAULT_BACKEND,
-    window: int | None = None,
-    overlap: int = DEFAULT_OVERLAP,
-    dtype: str = "float32",
-    max_chunks_per_page: int | None = None,
-    shard_size: int = DEFAULT_SHARD_SIZE,
-    store: PageStore | None = None,
-    **_: Any,
+    collection_dir: str | os.PathLike[str], options: DenseOptions = DenseOptions(), store: PageStore | None = None
 ) -> dict[str, Any]:
-    """``{"key": directory name, "settings": manifest fields}`` of the index these arguments build
+    """``{"key": directory name, "settings": manifest fields}`` of the index ``options`` build
     (the fields an existing index must match to be resumed or reused)."""
-    path = resolve_model_path(model_path).resolve()
+    backend, window, overlap, dtype = options.backend, options.window, options.overlap, options.dtype
+    max_chunks_per_page, shard_size = options.max_chunks_per_page, options.shard_size
+    path = resolve_model_path(options.model_path).resolve()
     layout = read_layout(path)
     identity = model_identity(path)
     pages = store if store is not None else PageStore.open(collection_dir)
@@ -205,96 +195,63 @@ def dense_settings(
 
 def build_dense_index(
     collection_dir: str | os.PathLike[str],
-    model_path: str | os.PathLike[str] | None = None,
-    backend: str = DEFAULT_BACKEND,
-    window: int | None = None,
-    overlap: int = DEFAULT_OVERLAP,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    progress: bool = False,
-    dtype: str = "float32",
-    shard_size: int = DEFAULT_SHARD_SIZE,
-    rebuild: bool = False,
-    threads: int | None = None,
-    max_chunks_per_page: int | None = None,
+    options: DenseOptions | None = None,
+    *,
     tokens: bool = False,
-    token_bits: int = DEFAULT_BITS,
-    workers: int | None = None,
+    progress: bool = False,
+    rebuild: bool = False,
     engine: Engine | None = None,
+    **settings: Any,
 ) -> Path:
-    """Embed every page chunk of a collection; return the index directory.
+    """Embed every page chunk of a collection as ``options`` say (:class:`~nclue.index.options.DenseOptions`,
+    any of whose fields may also be given as a keyword: ``backend="onnx"``); return the index directory.
 
-    ``model_path`` defaults to the bundled all-MiniLM-L6-v2; ``window`` defaults to the
-    model's ``max_seq_length − 2`` tokens, ``overlap`` to 32 tokens; ``max_chunks_per_page``
-    keeps only each page's first windows (``None`` = the whole page). Resumes an
-    unfinished build with identical settings; refuses to touch an index built with other
-    settings unless ``rebuild``. ``tokens`` also builds the token index
-    (``token_bits``-bit codes) in the same encoder pass — or, when the dense vectors already
-    exist, in a token-only pass over their chunks. ``workers`` encoder processes take the
-    shards (``None`` = one per CPU; :mod:`nclue.index.encoding`), or ``engine`` (e.g.
-    ``nclue.engine.RayEngine``; the same vectors) when given; ``threads`` applies to a single
-    in-process encoder.
+    Resumes an unfinished build with identical settings; refuses to touch an index built with
+    other settings unless ``rebuild``. ``tokens`` also builds the token index (``token_bits``-bit
+    codes) in the same encoder pass — or, when the dense vectors already exist, in a token-only
+    pass over their chunks. The encoder shards go to ``workers`` processes
+    (:mod:`nclue.index.encoding`), or to ``engine`` (e.g. ``nclue.engine.RayEngine``; the same
+    vectors) when given.
     """
-    if backend not in BACKENDS:
-        raise NclueError(f"unknown dense backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    if dtype not in ("float32", "float16"):
-        raise NclueError(f"vector dtype must be float32 or float16, got {dtype!r}")
-    if shard_size < 1:
-        raise NclueError(f"shard size must be positive, got {shard_size}")
+    if options is not None and not isinstance(options, DenseOptions):
+        warnings.warn(
+            "build_dense_index(COLLECTION, MODEL_PATH) is deprecated: pass model_path=MODEL_PATH or a DenseOptions",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        settings = {"model_path": options, **settings}
+        options = None
+    options = (options or DenseOptions()).with_settings(**settings).checked()
     collection = Path(collection_dir)
     store = PageStore.open(collection)
-    path = resolve_model_path(model_path).resolve()
-    wanted = dense_settings(collection, path, backend, window, overlap, dtype, max_chunks_per_page, shard_size, store)
-    settings = wanted["settings"]
-    win = int(settings["window"])
+    options = replace(options, model_path=resolve_model_path(options.model_path).resolve())
+    wanted = dense_settings(collection, options, store)
     directory = dense_root(collection) / wanted["key"]
     writable_dir(dense_root(collection), "index")
     with exclusive_lock(collection, "collection"):
-        built = _build(
-            collection,
-            store,
-            path,
-            backend,
-            batch_size,
-            progress,
-            dtype,
-            shard_size,
-            rebuild,
-            threads,
-            max_chunks_per_page,
-            win,
-            directory,
-            settings,
-            token_bits if tokens else None,
-            workers,
-            engine,
-        )
+        built = _build(collection, store, options, directory, wanted["settings"], tokens, rebuild, progress, engine)
         if tokens:
             index = open_index_dir(collection, built)
-            tokens_pass(collection, index, None, token_bits, None, False, progress, batch_size, workers, engine)
+            tokens_pass(collection, index, options, progress=progress, engine=engine)
         return built
 
 
 def _build(
     collection: Path,
     store: PageStore,
-    path: Path,
-    backend: str,
-    batch_size: int,
-    progress: bool,
-    dtype: str,
-    shard_size: int,
-    rebuild: bool,
-    threads: int | None,
-    max_chunks_per_page: int | None,
-    win: int,
+    options: DenseOptions,
     directory: Path,
     settings: dict[str, Any],
-    token_bits: int | None,
-    workers: int | None,
+    tokens: bool,
+    rebuild: bool,
+    progress: bool,
     engine: Engine | None,
 ) -> Path:
     """:func:`build_dense_index` while holding the collection's lock (tokens in the same pass
-    when ``token_bits`` is set and the dense vectors are not finished yet)."""
+    when ``tokens`` and the dense vectors are not finished yet)."""
+    path, backend, batch_size, dtype = Path(options.model_path), options.backend, options.batch_size, options.dtype
+    shard_size, win = options.shard_size, int(settings["window"])
+    token_bits = options.token_bits if tokens else None
     if rebuild and directory.exists():
         shutil.rmtree(directory)
     existing = read_manifest(directory)
@@ -312,7 +269,7 @@ def _build(
             return directory
     tokenizer = load_tokenizer(path)
     texts = store.texts
-    chunks = chunk_pages(texts, tokenizer, win, int(settings["overlap"]), max_chunks=max_chunks_per_page)
+    chunks = chunk_pages(texts, tokenizer, win, int(settings["overlap"]), max_chunks=options.max_chunks_per_page)
     manifest = {**settings, "model_path": str(path), "n_chunks": len(chunks), "complete": False}
     directory.mkdir(parents=True, exist_ok=True)
     _save_npz(directory / CHUNKS, page=chunks.page, start=chunks.start, end=chunks.end)
@@ -348,9 +305,9 @@ def _build(
         run_shards(
             ((i, chunks.texts(texts, rows(i))) for i in todo),
             len(todo),
-            lambda: load_encoder(path, backend=backend, batch_size=batch_size, threads=threads),
+            lambda: load_encoder(path, backend=backend, batch_size=batch_size, threads=options.threads),
             (str(path), backend, batch_size),
-            workers,
+            options.workers,
             True,
             token_bits if token_shards is not None else None,
             store_shard,

@@ -34,7 +34,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -45,6 +45,7 @@ from nclue.corpus.store import PageStore, pages_fingerprint
 from nclue.engine import Engine
 from nclue.errors import NclueError
 from nclue.index.integrity import check, files_under, problems, record_files
+from nclue.index.options import BM25Params
 from nclue.io import atomic_write_text, exclusive_lock, fsync_dir, writable_dir
 
 if TYPE_CHECKING:
@@ -54,26 +55,7 @@ INDEX_DIR = Path("index") / "lexical"
 META_FILE = "nclue.json"
 FORMAT_VERSION = 3
 SHARD_PAGES = 20_000
-METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 _TOKEN_PATTERN = re.compile(r"(?u)\b\w\w+\b")
-
-
-@dataclass(frozen=True)
-class BM25Params:
-    """BM25 parameters and variant (any bm25s ``method``)."""
-
-    k1: float = 1.5
-    b: float = 0.75
-    delta: float = 0.5
-    method: str = "lucene"
-
-    def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise NclueError(f"BM25 variant {self.method!r} is not one of {', '.join(METHODS)}")
-        if self.k1 < 0 or not 0 <= self.b <= 1:
-            raise NclueError(
-                f"BM25 parameters out of range: need k1 >= 0 and 0 <= b <= 1, got k1={self.k1}, b={self.b}"
-            )
 
 
 class Analyzer:

@@ -35,9 +35,11 @@ import numpy as np
 
 from nclue.errors import NclueError
 from nclue.index.integrity import check, record_files
+from nclue.index.options import DEFAULT_SHARD_SIZE, DenseOptions
 from nclue.index.progress import chunk_progress
 from nclue.index.token_codec import BLOCK, DEFAULT_BITS, dequantize, require_bits
 from nclue.io import atomic_write_bytes, exclusive_lock, writable_dir, write_json
+from nclue.models.encoder import DEFAULT_BATCH_SIZE
 
 if TYPE_CHECKING:
     from nclue.engine import Engine
@@ -303,7 +305,7 @@ def build_token_index(
     shard_size: int | None = None,
     rebuild: bool = False,
     progress: bool = False,
-    batch_size: int = 32,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     workers: int | None = None,
     engine: Engine | None = None,
 ) -> Path:
@@ -316,23 +318,28 @@ def build_token_index(
     collection = Path(collection_dir)
     writable_dir(token_root(collection), "index")
     with exclusive_lock(collection, "collection"):
-        return tokens_pass(collection, dense, encoder, bits, shard_size, rebuild, progress, batch_size, workers, engine)
+        options = DenseOptions(token_bits=bits, batch_size=batch_size, workers=workers)
+        return tokens_pass(
+            collection, dense, options, encoder=encoder, shard_size=shard_size, rebuild=rebuild, progress=progress,
+            engine=engine,
+        )  # fmt: skip
 
 
 def tokens_pass(
     collection: Path,
     dense: DenseIndex,
-    encoder: Encoder | None,
-    bits: int,
-    shard_size: int | None,
-    rebuild: bool,
-    progress: bool,
-    batch_size: int,
-    workers: int | None = None,
+    options: DenseOptions,
+    *,
+    encoder: Encoder | None = None,
+    shard_size: int | None = None,
+    rebuild: bool = False,
+    progress: bool = False,
     engine: Engine | None = None,
 ) -> Path:
-    """:func:`build_token_index` while the caller holds the collection's lock."""
-    size = int(shard_size or dense.manifest.get("shard_size") or 1024)
+    """:func:`build_token_index` while the caller holds the collection's lock: ``options.token_bits``-bit
+    codes, ``options``' batch size and workers; shards of ``shard_size`` chunks (default: the dense index's)."""
+    bits, batch_size, workers = options.token_bits, options.batch_size, options.workers
+    size = int(shard_size or dense.manifest.get("shard_size") or DEFAULT_SHARD_SIZE)
     shards = TokenShards(token_dir(collection, dense.key), token_settings(dense, bits, size), rebuild)
     if shards.complete:
         return shards.directory
