@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from nclue.scoring import build_benchmark, compare_runs, score_runs, scorecard
+from nclue.scoring import benchmark_from_judgments, compare_runs, score_runs, scorecard
 from nclue.scoring.runs import RunMatrix
 from nclue.scoring.summary import metric_matrix
 from nclue.stats import paired_randomization
@@ -53,7 +53,7 @@ def make_data(seed: int = 7):
             rows.append(Judgment(qid, doc_ids[d], n, "gold"))
         for d in others:
             rows.append(Judgment(qid, doc_ids[d], int(rng.integers(1, n + 1)), "partial"))
-    bench = build_benchmark(None, qids, conditions, rows, {d: 50 for d in doc_ids})
+    bench = benchmark_from_judgments(None, qids, conditions, rows, {d: 50 for d in doc_ids})
     runs_docs, runs_scores = [], []
     for _ in range(N_RUNS):
         docs = np.empty((N_QUERIES, DEPTH), dtype=np.int64)

@@ -53,7 +53,7 @@ def main() -> None:
         )
     run_cli("index", str(coll), "--all", "--dense-max-chunks", "1", env=KERNELS)
     run_cli("run", str(args.demo / "bench"), str(coll), "--matrix", "default", "-o", str(runs), env=KERNELS)
-    bench = nclue.load_benchmark(args.demo / "bench")
+    bench = nclue.open_release(args.demo / "bench")
     names = sorted(p.stem for p in (args.demo / "runs").glob("*.jsonl"))
     here = nclue.evaluate(bench, sorted((args.demo / "runs").glob("*.jsonl")), ci="none")
     there = nclue.evaluate(bench, sorted(runs.glob("*.jsonl")), ci="none")

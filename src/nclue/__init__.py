@@ -5,7 +5,7 @@ stay fast::
 
     import nclue
     coll = nclue.open_collection("coll")
-    bench = nclue.load_benchmark("bench")
+    bench = nclue.open_release("bench")
     card = nclue.evaluate(bench, [nclue.run_system(bench, coll, "bm25.and")])
 """
 
@@ -21,6 +21,7 @@ _API = {
     "ingest": "nclue.api",
     "build_benchmark": "nclue.api",
     "load_benchmark": "nclue.api",
+    "open_release": "nclue.api",
     "load_run": "nclue.api",
     "run_system": "nclue.api",
     "evaluate": "nclue.api",
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
         load_benchmark,
         load_run,
         open_collection,
+        open_release,
         run_system,
     )
     from nclue.errors import NclueError

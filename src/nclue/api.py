@@ -5,7 +5,7 @@
     import nclue
     coll = nclue.open_collection("coll")                  # after `nclue ingest` / nclue.ingest(...)
     hits = coll.search('"footnotes"; "line numbering"', system="bm25.decompose(distinct)", k=10)
-    bench = nclue.load_benchmark("bench")                 # a Release: typed queries, judgments, corpus
+    bench = nclue.open_release("bench")                   # a Release: typed queries, judgments, corpus
     run = nclue.run_system(bench, coll, "bm25.and")       # a Run; run.write(dir) -> [TREC, JSONL paths]
     card = nclue.evaluate(bench, [run])                   # a Scorecard
     print(card.to_markdown()); card["bm25.and"].n_clue_score; card.to_json()
@@ -19,6 +19,7 @@ value (:mod:`nclue.api_args`).
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -188,8 +189,8 @@ def build_benchmark(collection: PathLike, out: PathLike, options: BuildOptions |
     return Release.open(target)
 
 
-def load_benchmark(path: PathLike, qrels: QrelsLike | None = None) -> Release:
-    """Open a benchmark release (nclue or BEIR layout).
+def open_release(path: PathLike, qrels: QrelsLike | None = None) -> Release:
+    """Open a benchmark release (nclue or BEIR layout) as a typed :class:`~nclue.release.Release`.
 
     ``qrels`` replaces its judgments: a qrels file (nclue JSONL, BEIR ``.tsv``, TREC), or
     :class:`~nclue.types.Qrels`, ``{qid: {doc_id: grade}}`` or a DataFrame (checked against the
@@ -200,6 +201,17 @@ def load_benchmark(path: PathLike, qrels: QrelsLike | None = None) -> Release:
     if judgments is None or isinstance(judgments, Path):
         return Release.open(root, judgments)
     return Release.open(root, with_qrels=False).with_qrels(judgments)
+
+
+def load_benchmark(path: PathLike, qrels: QrelsLike | None = None) -> Release:
+    """Deprecated name of :func:`open_release` (it returns a :class:`~nclue.release.Release`, not the
+    scorer's :class:`nclue.scoring.Benchmark`)."""
+    warnings.warn(
+        "nclue.load_benchmark is deprecated: use nclue.open_release (same arguments, the same Release)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return open_release(path, qrels)
 
 
 def load_run(path: PathLike, name: str | None = None) -> Run:
@@ -323,7 +335,7 @@ def _runs_arg(name: str, runs: object, first: int = 1) -> list[Run | Path]:
 def _run_matrices(bench: Benchmark, given: list[Run | Path]) -> list:
     """Each run encoded against ``bench``; run names must be unique."""
     from nclue.scoring import from_records
-    from nclue.scoring import load_run as encode_file
+    from nclue.scoring import load_run_matrix as encode_file
 
     loaded = [from_records(r, bench) if isinstance(r, Run) else encode_file(r, bench) for r in given]
     names = [r.name for r in loaded]

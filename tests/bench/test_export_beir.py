@@ -26,7 +26,7 @@ def test_document_export_loads_in_beir_and_scores_as_the_release(release: Path, 
     result = cli("bench", "export", release / "bench", release / "coll", "-o", out)
     assert result.exit_code == 0, result.output
     corpus, queries, qrels = GenericDataLoader(str(out)).load(split="test")
-    bench = nclue.load_benchmark(release / "bench")
+    bench = nclue.open_release(release / "bench")
     store = PageStore.open(release / "coll")
     assert set(corpus) == {str(d) for d in store.doc_ids.tolist()}
     assert set(queries) == {q.qid for q in bench.queries}
@@ -61,7 +61,7 @@ def test_page_export_labels_evidence_pages(release: Path, tmp_path: Path, cli) -
         == 0
     )
     corpus, queries, qrels = GenericDataLoader(str(out)).load(split="test")
-    bench = nclue.load_benchmark(release / "bench")
+    bench = nclue.open_release(release / "bench")
     q0 = bench.queries[0]
     assert queries[q0.qid] == q0.text("natural")
     # by hand from qrels.jsonl: each evidence page, scored by how many conditions it establishes

@@ -120,10 +120,10 @@ def test_cli_errors_are_nclue_errors(app, s6_release, runs, tmp_path):
 
 
 def test_compare_runs_blocks_only_api(s6_release, runs):
-    from nclue.scoring import Benchmark, Block, compare_runs, load_run, score_runs
+    from nclue.scoring import Benchmark, Block, compare_runs, load_run_matrix, score_runs
 
     bench = Benchmark.open(s6_release)
-    scores = score_runs(bench, [load_run(p, bench) for p in runs])
+    scores = score_runs(bench, [load_run_matrix(p, bench) for p in runs])
     blocks = [Block("composition", "base", ("var", "var2"))]
     out = compare_runs(bench, scores, "base", [], blocks=blocks, n_draws=499, sensitivity=False)
     assert out.contrasts == {}
@@ -144,12 +144,12 @@ def test_spearman_leaves_the_controls_out(s6_release, runs, tmp_path):
     """ρ over the three fair runs equals scipy's on their hand-scored means; an oracle run changes nothing."""
     from scipy.stats import spearmanr
 
-    from nclue.scoring import Benchmark, load_run, score_runs, scorecard
+    from nclue.scoring import Benchmark, load_run_matrix, score_runs, scorecard
 
     bench = Benchmark.open(s6_release)
     oracle = write_trec(tmp_path / "oracle.surface_and.trec", {"nclue_0000": [(GOLD, 1)], "q2": [("g1", 1)]})
-    fair = [load_run(p, bench) for p in runs]
-    card = scorecard(bench, score_runs(bench, [*fair, load_run(oracle, bench)]), "none")
+    fair = [load_run_matrix(p, bench) for p in runs]
+    card = scorecard(bench, score_runs(bench, [*fair, load_run_matrix(oracle, bench)]), "none")
     means = {r.name: card[r.name] for r in fair}
     expected = spearmanr([means[n].n_clue_score for n in means], [means[n].gold_ndcg for n in means]).statistic
     assert card.spearman["n_clue_score"]["gold_ndcg"] == pytest.approx(expected)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from nclue.scoring import Benchmark, from_records, load_run, score_runs, summarise
+from nclue.scoring import Benchmark, from_records, load_run_matrix, score_runs, summarise
 from nclue.scoring.metrics import GOLD_FIRST, MISS, SUBSET_FIRST
 from nclue.scoring.summary import strata
 from nclue.types import RankedDoc, Run
@@ -32,7 +32,7 @@ def test_table_s6_gold_first_and_subset_first(s6_release, tmp_path):
     b = write_trec(tmp_path / "subset_first.trec", {"nclue_0000": [(SUB1, 9), (GOLD, 8)]})
     # only subsets: miss.
     c = write_trec(tmp_path / "miss.trec", {"nclue_0000": [(SUB2, 9), (SUB1, 8)]})
-    scores = score_runs(bench, [load_run(p, bench) for p in (a, b, c)], k=10)
+    scores = score_runs(bench, [load_run_matrix(p, bench) for p in (a, b, c)], k=10)
     assert scores.names == ("gold_first", "subset_first", "miss")
     assert scores.outcome[:, qi].tolist() == [GOLD_FIRST, SUBSET_FIRST, MISS]
     assert scores.gold_ndcg[0, qi] == pytest.approx(d(2))
@@ -46,7 +46,7 @@ def test_table_s6_gold_first_and_subset_first(s6_release, tmp_path):
 
 def test_denominator_is_every_benchmark_query_and_missing_ranking_is_miss(s6_release, tmp_path):
     bench = Benchmark.open(s6_release)
-    run = load_run(write_trec(tmp_path / "one.trec", {"nclue_0000": [(GOLD, 1.0)]}), bench)
+    run = load_run_matrix(write_trec(tmp_path / "one.trec", {"nclue_0000": [(GOLD, 1.0)]}), bench)
     assert run.answered.tolist() == [True, False]
     s = summarise(score_runs(bench, [run]))["one"]
     assert s["n_clue_score"] == 50.0
@@ -57,14 +57,14 @@ def test_denominator_is_every_benchmark_query_and_missing_ranking_is_miss(s6_rel
 
 def test_tie_rule_keeps_input_order(s6_release, tmp_path):
     bench = Benchmark.open(s6_release)
-    first = load_run(write_trec(tmp_path / "tie_gold.trec", {"q2": [("g1", 1.0), ("s1", 1.0)]}), bench)
-    second = load_run(write_trec(tmp_path / "tie_sub.trec", {"q2": [("s1", 1.0), ("g1", 1.0)]}), bench)
+    first = load_run_matrix(write_trec(tmp_path / "tie_gold.trec", {"q2": [("g1", 1.0), ("s1", 1.0)]}), bench)
+    second = load_run_matrix(write_trec(tmp_path / "tie_sub.trec", {"q2": [("s1", 1.0), ("g1", 1.0)]}), bench)
     # rank column is ignored: the file order of equal scores decides
     scores = score_runs(bench, [first, second])
     q = bench.qid_index["q2"]
     assert scores.outcome[:, q].tolist() == [GOLD_FIRST, SUBSET_FIRST]
     # a higher score later in the file still wins: sort by score first
-    later = load_run(write_trec(tmp_path / "later.trec", {"q2": [("s1", 1.0), ("g1", 2.0)]}), bench)
+    later = load_run_matrix(write_trec(tmp_path / "later.trec", {"q2": [("s1", 1.0), ("g1", 2.0)]}), bench)
     assert score_runs(bench, [later]).outcome[0, q] == GOLD_FIRST
 
 
@@ -74,14 +74,14 @@ def test_tie_rule_same_in_jsonl_and_records(s6_release, tmp_path):
         tmp_path / "js.jsonl", [{"qid": "q2", "docs": [{"doc_id": "s1", "score": 1}, {"doc_id": "g1", "score": 1}]}]
     )
     rec = Run("rec", {"q2": [RankedDoc("s1", 1.0), RankedDoc("g1", 1.0)]})
-    scores = score_runs(bench, [load_run(path, bench), from_records(rec, bench)])
+    scores = score_runs(bench, [load_run_matrix(path, bench), from_records(rec, bench)])
     assert scores.outcome[:, bench.qid_index["q2"]].tolist() == [SUBSET_FIRST, SUBSET_FIRST]
 
 
 def test_j061_partial_with_full_grade_blocks_and_counts_in_graded_ndcg(s6_release, tmp_path):
     bench = Benchmark.open(s6_release)
     q = bench.qid_index["q2"]
-    run = load_run(write_trec(tmp_path / "j.trec", {"q2": [("j061", 3), ("g2", 2), ("g1", 1)]}), bench)
+    run = load_run_matrix(write_trec(tmp_path / "j.trec", {"q2": [("j061", 3), ("g2", 2), ("g1", 1)]}), bench)
     s = score_runs(bench, [run])
     assert s.outcome[0, q] == SUBSET_FIRST
     assert s.gold_ndcg[0, q] == pytest.approx((d(2) + d(3)) / (d(1) + d(2)))
@@ -93,15 +93,19 @@ def test_cutoff_excludes_gold_below_k(s6_release, tmp_path):
     bench = Benchmark.open(s6_release)
     q = bench.qid_index["q2"]
     docs = [(f"x{i}", 100 - i) for i in range(10)] + [("g1", 1)]
-    s = score_runs(bench, [load_run(write_trec(tmp_path / "deep.trec", {"q2": docs}), bench)], k=10)
+    s = score_runs(bench, [load_run_matrix(write_trec(tmp_path / "deep.trec", {"q2": docs}), bench)], k=10)
     assert s.outcome[0, q] == MISS
-    s5 = score_runs(bench, [load_run(write_trec(tmp_path / "k.trec", {"q2": [("x", 3), ("g1", 2)]}), bench)], k=1)
+    s5 = score_runs(
+        bench, [load_run_matrix(write_trec(tmp_path / "k.trec", {"q2": [("x", 3), ("g1", 2)]}), bench)], k=1
+    )
     assert s5.outcome[0, q] == MISS and s5.gold_ndcg[0, q] == 0.0
 
 
 def test_mpg_partition_and_strata(s6_release, tmp_path):
     bench = Benchmark.open(s6_release)
-    run = load_run(write_trec(tmp_path / "r.trec", {"nclue_0000": [(SUB1, 2), (GOLD, 1)], "q2": [("g1", 1)]}), bench)
+    run = load_run_matrix(
+        write_trec(tmp_path / "r.trec", {"nclue_0000": [(SUB1, 2), (GOLD, 1)], "q2": [("g1", 1)]}), bench
+    )
     s = summarise(score_runs(bench, [run]))["r"]
     assert s["miss"] + s["subset_first"] + s["gold_first"] == pytest.approx(100.0)
     cells = strata(bench)
@@ -134,7 +138,7 @@ def test_gold_support_and_page_coverage(s6_release, tmp_path):
             ],
         },
     ]
-    run = load_run(write_jsonl(tmp_path / "paged.jsonl", rows), bench)
+    run = load_run_matrix(write_jsonl(tmp_path / "paged.jsonl", rows), bench)
     assert run.page_aware
     s = score_runs(bench, [run])
     # nclue_0000: top-3 pages {2, 19, 60} meet all three supports; q2: top-3 {1, 4, 6} misses B's page 2
@@ -144,12 +148,12 @@ def test_gold_support_and_page_coverage(s6_release, tmp_path):
     assert summary["gold_support"] == 50.0
     assert summary["page_coverage_all"] == 50.0
     assert summary["page_coverage_condition"] == 75.0
-    trec = load_run(write_trec(tmp_path / "plain.trec", {"q2": [("g1", 1)]}), bench)
+    trec = load_run_matrix(write_trec(tmp_path / "plain.trec", {"q2": [("g1", 1)]}), bench)
     assert summarise(score_runs(bench, [trec]))["plain"]["gold_support"] is None
 
 
 def _random_case(rng, n_queries=40):
-    from nclue.scoring import build_benchmark
+    from nclue.scoring import benchmark_from_judgments
     from nclue.types import Judgment
 
     qids = [f"q{i}" for i in range(n_queries)]
@@ -164,7 +168,7 @@ def _random_case(rng, n_queries=40):
                 rows.append(Judgment(qid, f"d{doc}", n, "gold"))
             else:
                 rows.append(Judgment(qid, f"d{doc}", int(rng.integers(1, n + 1)), "partial"))
-    bench = build_benchmark(None, qids, conds, rows)
+    bench = benchmark_from_judgments(None, qids, conds, rows)
     runs = []
     for r in range(5):
         rankings = {}

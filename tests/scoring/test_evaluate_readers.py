@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nclue.errors import NclueError
-from nclue.scoring import Benchmark, load_run, score_runs
+from nclue.scoring import Benchmark, load_run_matrix, score_runs
 from nclue.scoring.benchmark import GOLD, PARTIAL
 from nclue.scoring.runs import OUTSIDE, PAD
 from tests.scoring.nclue_eval_helpers import S6_QRELS, S6_QUERY, make_release, write_jsonl, write_trec
@@ -89,16 +89,16 @@ def test_trec_run_errors_name_file_and_line(s6_release, tmp_path):
     bad = tmp_path / "bad.trec"
     bad.write_text("q2 Q0 g1 1 1.0 bad\nq2 Q0 g2 2 nan bad\n")
     with pytest.raises(NclueError, match=r"bad.trec:2: field 'score' is 'nan'"):
-        load_run(bad, bench)
+        load_run_matrix(bad, bench)
     bad.write_text("q2 Q0 g1 1 inf bad\n")
     with pytest.raises(NclueError, match=r"bad.trec:1: .*finite"):
-        load_run(bad, bench)
+        load_run_matrix(bad, bench)
     bad.write_text("q2 Q0 g1 1 1.0 bad\nq2 Q0 g1 2 0.5 bad\n")
     with pytest.raises(NclueError, match=r"bad.trec:2: 'g1' already ranked for query 'q2' on line 1"):
-        load_run(bad, bench)
+        load_run_matrix(bad, bench)
     bad.write_text("q2 Q0 g1 1 1.0\n")
     with pytest.raises(NclueError, match=r"bad.trec:1: TREC run lines need 6 columns"):
-        load_run(bad, bench)
+        load_run_matrix(bad, bench)
 
 
 def test_jsonl_run_errors(s6_release, tmp_path):
@@ -107,19 +107,19 @@ def test_jsonl_run_errors(s6_release, tmp_path):
         tmp_path / "r.jsonl", [{"qid": "q2", "docs": [{"doc_id": "g1", "score": 1}, {"doc_id": "g1", "score": 0}]}]
     )
     with pytest.raises(NclueError, match=r"r.jsonl:1: 'g1' listed twice"):
-        load_run(path, bench)
+        load_run_matrix(path, bench)
     path.write_text('{"qid": "q2", "docs": [{"doc_id": "g1", "score": NaN}]}\n')
     with pytest.raises(NclueError, match=r"r.jsonl:1: malformed JSON"):
-        load_run(path, bench)
+        load_run_matrix(path, bench)
     write_jsonl(path, [{"qid": "q2", "docs": []}, {"qid": "q2", "docs": []}])
     with pytest.raises(NclueError, match=r"r.jsonl:2: query 'q2' already ranked on line 1"):
-        load_run(path, bench)
+        load_run_matrix(path, bench)
     write_jsonl(path, [{"qid": "q2", "docs": [{"doc_id": "g1", "score": 1, "pages": [[1]]}]}])
     with pytest.raises(NclueError, match=r"r.jsonl:1: 'pages' of 'g1'"):
-        load_run(path, bench)
+        load_run_matrix(path, bench)
     write_jsonl(path, [{"qid": "q2", "docs": [{"doc_id": "g1", "score": 1, "evidence": {"A": "p1"}}]}])
     with pytest.raises(NclueError, match=r"r.jsonl:1: 'evidence' of 'g1'"):
-        load_run(path, bench)
+        load_run_matrix(path, bench)
 
 
 def test_unknown_qids_are_counted_and_unknown_docs_are_zero(s6_release, tmp_path):
@@ -127,7 +127,7 @@ def test_unknown_qids_are_counted_and_unknown_docs_are_zero(s6_release, tmp_path
     path = write_trec(
         tmp_path / "my-run.v2.trec", {"zz": [("g1", 1)], "q2": [("never_seen", 3), ("g1", 2)], "yy": [("g1", 1)]}
     )
-    run = load_run(path, bench)
+    run = load_run_matrix(path, bench)
     assert run.name == "my-run.v2"
     assert run.unknown_qids == ("yy", "zz")
     q = bench.qid_index["q2"]

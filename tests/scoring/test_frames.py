@@ -111,7 +111,7 @@ def test_in_memory_qrels_replace_the_release_judgments(s6_release):
     own = nclue.evaluate(s6_release, [nclue.Run("r", RUN)])
     swapped = nclue.evaluate(s6_release, [nclue.Run("r", RUN)], qrels={"nclue_0000": {SUB1: 3}, "q2": {"g1": 2}})
     assert own["r"].n_clue_score == 50.0 and swapped["r"].n_clue_score == 100.0
-    release = nclue.load_benchmark(s6_release, qrels={"q2": {"g2": 2}})
+    release = nclue.open_release(s6_release, qrels={"q2": {"g2": 2}})
     assert [(j.qid, j.doc_id, j.label) for j in release.judgments] == [("q2", "g2", "gold")]
 
 

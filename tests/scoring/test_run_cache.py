@@ -1,4 +1,4 @@
-"""The columnar run cache (:mod:`nclue.scoring.run_cache`) and the array encoder behind ``load_run``.
+"""The columnar run cache (:mod:`nclue.scoring.run_cache`) and the array encoder behind ``load_run_matrix``.
 
 Expected matrices are written out by hand from the run files below; every read is checked with
 the cache off, cold and warm, so a cache hit that encoded anything differently would fail.
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from nclue.errors import NclueError
-from nclue.scoring import build_benchmark
+from nclue.scoring import benchmark_from_judgments
 from nclue.scoring.run_cache import FORMAT, cache_root
-from nclue.scoring.runs import OUTSIDE, PAD, load_run
+from nclue.scoring.runs import OUTSIDE, PAD, load_run_matrix
 from nclue.types import Judgment
 
 # Benchmark doc ids sort to indices a=0, b=1, c=2, g=3.
@@ -36,7 +36,7 @@ zz Q0 a 1 1.0 t
 @pytest.fixture
 def bench():
     rows = [Judgment("q1", "g", 2, "gold"), Judgment("q2", "a", 1, "partial"), Judgment("q3", "b", 1, "partial")]
-    return build_benchmark(None, ["q1", "q2", "q3"], [("A", "B"), ("A", "B"), ("A", "B")], rows, BENCH_DOCS)
+    return benchmark_from_judgments(None, ["q1", "q2", "q3"], [("A", "B"), ("A", "B"), ("A", "B")], rows, BENCH_DOCS)
 
 
 @pytest.fixture
@@ -49,9 +49,9 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _reads(path: Path, bench, monkeypatch: pytest.MonkeyPatch):
     """The run read with the cache off, then cold, then warm."""
     monkeypatch.setenv("NCLUE_RUN_CACHE", "off")
-    off = load_run(path, bench)
+    off = load_run_matrix(path, bench)
     monkeypatch.delenv("NCLUE_RUN_CACHE")
-    return off, load_run(path, bench), load_run(path, bench)
+    return off, load_run_matrix(path, bench), load_run_matrix(path, bench)
 
 
 def test_trec_run_encodes_to_the_hand_matrix(tmp_path, bench, cache, monkeypatch):
@@ -92,29 +92,29 @@ def test_a_warm_read_does_not_parse(tmp_path, bench, cache, monkeypatch):
     calls = []
     real = nclue.runfile.parse_run
     monkeypatch.setattr(nclue.runfile, "parse_run", lambda p: calls.append(p) or real(p))
-    load_run(path, bench)
-    load_run(path, bench)
+    load_run_matrix(path, bench)
+    load_run_matrix(path, bench)
     copy = tmp_path / "elsewhere.trec"  # the same bytes under another name: the same entry
     copy.write_bytes(path.read_bytes())
-    load_run(copy, bench)
+    load_run_matrix(copy, bench)
     assert calls == [path]
 
 
 def test_an_edited_file_is_parsed_again(tmp_path, bench, cache, monkeypatch):
     path = tmp_path / "t.trec"
     path.write_text(TREC, encoding="utf-8")
-    assert load_run(path, bench).docs[0, 0] == 3
+    assert load_run_matrix(path, bench).docs[0, 0] == 3
     path.write_text(TREC.replace("q1 Q0 g 1 5.0", "q1 Q0 g 1 0.5"), encoding="utf-8")
-    assert load_run(path, bench).docs[0].tolist() == [OUTSIDE, 1, 2, 3]
+    assert load_run_matrix(path, bench).docs[0].tolist() == [OUTSIDE, 1, 2, 3]
 
 
 def test_a_damaged_entry_is_parsed_and_replaced(tmp_path, bench, cache, monkeypatch):
     path = tmp_path / "t.trec"
     path.write_text(TREC, encoding="utf-8")
-    load_run(path, bench)
+    load_run_matrix(path, bench)
     (entry,) = cache.glob("*.arrow")
     entry.write_bytes(entry.read_bytes()[:40])
-    assert load_run(path, bench).docs[0].tolist() == [3, OUTSIDE, 1, 2]
+    assert load_run_matrix(path, bench).docs[0].tolist() == [3, OUTSIDE, 1, 2]
     assert len(entry.read_bytes()) > 40
 
 
@@ -124,7 +124,7 @@ def test_an_unwritable_cache_still_reads(tmp_path, bench, monkeypatch):
     monkeypatch.setenv("NCLUE_CACHE", str(blocker))
     path = tmp_path / "t.trec"
     path.write_text(TREC, encoding="utf-8")
-    assert load_run(path, bench).docs[1].tolist() == [2, 0, PAD, PAD]
+    assert load_run_matrix(path, bench).docs[1].tolist() == [2, 0, PAD, PAD]
 
 
 def test_a_malformed_run_raises_the_parser_error_and_is_not_stored(tmp_path, bench, cache):
@@ -132,7 +132,7 @@ def test_a_malformed_run_raises_the_parser_error_and_is_not_stored(tmp_path, ben
     path.write_text("q1 Q0 g 1 5.0 t\nq1 Q0 g 2 4.0 t\n", encoding="utf-8")
     for _ in range(2):
         with pytest.raises(NclueError, match="already ranked for query 'q1' on line 1"):
-            load_run(path, bench)
+            load_run_matrix(path, bench)
     assert not cache.exists() or not list(cache.glob("*.arrow"))
 
 
@@ -150,17 +150,17 @@ def test_the_least_recently_used_entries_go_first(tmp_path, bench, cache, monkey
     for i in range(3):
         path = tmp_path / f"r{i}.trec"
         path.write_text(TREC.replace("9.0", f"{9 + i}.0"), encoding="utf-8")
-        load_run(path, bench)
+        load_run_matrix(path, bench)
         paths.append(path)
     entries = sorted(cache.glob("*.arrow"), key=lambda e: e.stat().st_mtime_ns)
     size = entries[0].stat().st_size
     for age, entry in enumerate(entries):  # r0 oldest ... r2 newest, then r0 used again
         os.utime(entry, ns=(10**18 + age, 10**18 + age))
-    load_run(paths[0], bench)
+    load_run_matrix(paths[0], bench)
     monkeypatch.setattr(run_cache, "LIMIT_BYTES", 2 * size + size // 2)
     fresh = tmp_path / "r3.trec"
     fresh.write_text(TREC.replace("9.0", "20.0"), encoding="utf-8")
-    load_run(fresh, bench)
+    load_run_matrix(fresh, bench)
     kept = {e.name.split("-")[0] for e in cache.glob("*.arrow")}
     assert kept == {run_cache._digest(paths[0]), run_cache._digest(fresh)}  # r1 and r2 were least recently used
 
@@ -177,10 +177,10 @@ def test_the_same_bytes_under_the_other_suffix_meet_the_other_parser(tmp_path, b
     refused as a TREC file (review finding: a hit used to skip the TREC parser's error)."""
     line = json.dumps({"qid": "q1", "docs": [{"doc_id": "g", "score": 1.0}]}) + "\n"
     (tmp_path / "r.jsonl").write_text(line, encoding="utf-8")
-    assert load_run(tmp_path / "r.jsonl", bench).docs[0].tolist() == [3]
+    assert load_run_matrix(tmp_path / "r.jsonl", bench).docs[0].tolist() == [3]
     (tmp_path / "r.trec").write_text(line, encoding="utf-8")
     with pytest.raises(NclueError, match="TREC run lines need 6 columns"):
-        load_run(tmp_path / "r.trec", bench)
+        load_run_matrix(tmp_path / "r.trec", bench)
 
 
 def test_a_file_rewritten_while_parsed_is_not_stored_under_its_old_digest(tmp_path, bench, cache, monkeypatch):
@@ -195,10 +195,10 @@ def test_a_file_rewritten_while_parsed_is_not_stored_under_its_old_digest(tmp_pa
         return real(p)
 
     monkeypatch.setattr(nclue.runfile, "parse_run", rewritten_first)
-    load_run(path, bench)
+    load_run_matrix(path, bench)
     monkeypatch.setattr(nclue.runfile, "parse_run", real)
     path.write_text(TREC, encoding="utf-8")  # the first bytes again: parsed, never the rewrite's columns
-    assert load_run(path, bench).docs[0].tolist() == [3, OUTSIDE, 1, 2]
+    assert load_run_matrix(path, bench).docs[0].tolist() == [3, OUTSIDE, 1, 2]
 
 
 def test_unknown_queries_are_named_when_no_query_has_documents(tmp_path, bench, cache, monkeypatch):

@@ -30,7 +30,7 @@ from nclue.audit.store import AuditDir
 from nclue.errors import NclueError
 from nclue.io import sha256_file
 from nclue.release import Release
-from nclue.scoring import Benchmark, build_benchmark, load_run, score_runs
+from nclue.scoring import Benchmark, benchmark_from_judgments, load_run_matrix, score_runs
 from nclue.scoring.benchmark import PARTIAL
 from nclue.scoring.summary import metric_matrix
 from nclue.tables import METRIC_LABELS, Table, Tabular, fmt_pp
@@ -95,7 +95,7 @@ def promotion_effects(
         for q, j in promoted.items():
             changed[j] = Judgment(rows[j].qid, rows[j].doc_id, int(bench.n[q]), "gold", None)
         # same documents, same order: the runs' doc codes stay valid for the trial benchmark
-        trial = build_benchmark(None, qids, list(bench.conditions), changed, n_pages)
+        trial = benchmark_from_judgments(None, qids, list(bench.conditions), changed, n_pages)
         values = metric_matrix(score_runs(trial, runs, k), metric)
         diff = values[0] - values[1]
         for q, j in promoted.items():
@@ -116,7 +116,7 @@ def challenge(
         raise NclueError(f"metric {params.metric!r} is not one of {', '.join(CHALLENGE_METRICS)}")
     release = Release.open(bench, qrels=qrels, require_qrels=True)
     benchmark = Benchmark.from_release(release)
-    runs = [load_run(run_a, benchmark), load_run(run_b, benchmark)]
+    runs = [load_run_matrix(run_a, benchmark), load_run_matrix(run_b, benchmark)]
     if runs[0].name == runs[1].name:
         raise NclueError(f"{run_a} and {run_b} have the same run name {runs[0].name!r}; contrast two different runs")
     rows = [Judgment(j.qid, j.doc_id, j.grade, j.label, None) for j in release.judgments]

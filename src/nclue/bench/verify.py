@@ -87,14 +87,14 @@ def check_gate(root: Path, release: Release) -> list[str]:
 
 def control_scores(root: Path, release: Release | None = None) -> dict[str, dict[str, float]]:
     """n-Clue@10 and Gold Hit@10 of every run under ``controls/``, scored by :mod:`nclue.scoring`."""
-    from nclue.scoring import Benchmark, load_run, score_runs, summarise
+    from nclue.scoring import Benchmark, load_run_matrix, score_runs, summarise
 
     paths = sorted((root / CONTROL_DIR).glob("*.jsonl")) if (root / CONTROL_DIR).is_dir() else []
     if not paths:
         return {}
     bench = Benchmark.from_release(release or Release.open(root, require_qrels=True))
     table = summarise(
-        score_runs(bench, [load_run(p, bench) for p in paths], k=10), metrics=("n_clue_score", "gold_hit")
+        score_runs(bench, [load_run_matrix(p, bench) for p in paths], k=10), metrics=("n_clue_score", "gold_hit")
     )
     return {
         name: {"nclue@10": round(float(v["n_clue_score"]), 4), "gold_hit@10": round(float(v["gold_hit"]), 4)}

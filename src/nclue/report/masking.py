@@ -230,7 +230,7 @@ def masking_study(
     """
     from nclue.errors import NclueError
     from nclue.report.provenance import check_masked_collection
-    from nclue.scoring import load_run, metric_matrix, score_runs
+    from nclue.scoring import load_run_matrix, metric_matrix, score_runs
     from nclue.stats import bootstrap_ci
 
     manifest = _read(masking_dir)
@@ -247,7 +247,7 @@ def masking_study(
         return None, []
     names = sorted(entries)
     paths = [run_path(masking_dir, n) for n in names]
-    masked = score_runs(bench, [load_run(p, bench, name=n) for p, n in zip(paths, names)], k=scores.k)
+    masked = score_runs(bench, [load_run_matrix(p, bench, name=n) for p, n in zip(paths, names)], k=scores.k)
     cells: dict[str, dict[str, dict[str, object]]] = {}
     counts: dict[str, int] = {}
     for system in full_runs:

@@ -483,7 +483,7 @@ def _shift_part(
     from nclue.release import Release
     from nclue.report.clustered import component_column
     from nclue.report.shift import compute_shift
-    from nclue.scoring import Benchmark, load_run, score_runs
+    from nclue.scoring import Benchmark, load_run_matrix, score_runs
     from nclue.scoring.summary import metric_matrix
 
     shift_set = RunSet.open(shift_runs)
@@ -503,7 +503,7 @@ def _shift_part(
     if pair is None or not set(pair) <= set(shift_set.names):
         return study, None
     s_bench = Benchmark.from_release(shift_release)
-    s_scores = score_runs(s_bench, [load_run(shift_set.path(n), s_bench, name=n) for n in pair], k=k)
+    s_scores = score_runs(s_bench, [load_run_matrix(shift_set.path(n), s_bench, name=n) for n in pair], k=k)
     return study, component_column("SourceShift", s_bench, s_scores, *pair, n_boot, n_draws, seed)
 
 

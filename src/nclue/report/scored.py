@@ -17,7 +17,7 @@ from nclue.errors import NclueError
 from nclue.matrix.runset import RunSet
 from nclue.release import Release
 from nclue.report.provenance import check_bench, check_run_files
-from nclue.scoring import Benchmark, Scores, load_run, score_runs
+from nclue.scoring import Benchmark, Scores, load_run_matrix, score_runs
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def score_run_folder(
     if check_inputs:
         check_bench(Path(bench_dir), runset, release.hashes)
     bench = Benchmark.from_release(release)
-    runs = [load_run(runset.path(n), bench, name=n) for n in runset.names]
-    controls = [load_run(p, bench) for p in control_paths]
+    runs = [load_run_matrix(runset.path(n), bench, name=n) for n in runset.names]
+    controls = [load_run_matrix(p, bench) for p in control_paths]
     scores = score_runs(bench, runs + controls, k=runset.k)
     return ScoredFolder(runset, release, bench, scores, tuple(c.name for c in controls))

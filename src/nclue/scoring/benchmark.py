@@ -14,9 +14,10 @@ gold doc_ids.
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -136,7 +137,7 @@ class Benchmark:
         if not release.judgments:
             raise NclueError(f"{problems[0]}; pass the qrels that belong to these queries with --qrels")
         n_pages = {d.doc_id: d.n_pages for d in release.corpus if d.n_pages is not None}
-        return build_benchmark(
+        return benchmark_from_judgments(
             release.root,
             [q.qid for q in release.queries],
             [q.conditions for q in release.queries],
@@ -146,7 +147,7 @@ class Benchmark:
         )
 
 
-def build_benchmark(
+def benchmark_from_judgments(
     path: Path | None,
     qids: list[str],
     conditions: list[tuple[str, ...]],
@@ -210,3 +211,13 @@ def _families(nq: int, jq: np.ndarray, jd: np.ndarray, label: np.ndarray, doc_id
     keys = [tuple(sorted(g)) if g else ("", str(i)) for i, g in enumerate(golds)]
     ids = {k: i for i, k in enumerate(sorted(set(keys)))}
     return np.array([ids[k] for k in keys], dtype=np.int32)
+
+
+def build_benchmark(*args: Any, **kwargs: Any) -> Benchmark:
+    """Deprecated name of :func:`benchmark_from_judgments` (``nclue.build_benchmark`` builds a release)."""
+    warnings.warn(
+        "nclue.scoring.build_benchmark is deprecated: use nclue.scoring.benchmark_from_judgments (same arguments)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return benchmark_from_judgments(*args, **kwargs)

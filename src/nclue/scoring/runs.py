@@ -17,6 +17,7 @@ not have is scored as written — as misses — but never without saying so.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -182,7 +183,7 @@ def coverage_of(run: RunMatrix, bench: Benchmark) -> RunCoverage:
     )
 
 
-def load_run(path: str | Path, bench: Benchmark, name: str | None = None) -> RunMatrix:
+def load_run_matrix(path: str | Path, bench: Benchmark, name: str | None = None) -> RunMatrix:
     """Read a run file (:mod:`nclue.runfile`: ``.jsonl`` → nclue JSONL, else TREC) into arrays.
 
     The run's name is ``name``, else the one recorded in the file, else its stem
@@ -247,3 +248,14 @@ def from_records(run: Run, bench: Benchmark) -> RunMatrix:
             rows.append((doc.doc_id, float(doc.score), tuple(doc.pages) or None, None))
         parsed[qid] = rows
     return encode_columns(run.name, RunColumns.from_parsed(parsed), bench)
+
+
+def load_run(path: str | Path, bench: Benchmark, name: str | None = None) -> RunMatrix:
+    """Deprecated name of :func:`load_run_matrix` (``nclue.load_run`` returns a typed :class:`~nclue.types.Run`;
+    this one returns the scorer's arrays)."""
+    warnings.warn(
+        "nclue.scoring.load_run is deprecated: use nclue.scoring.load_run_matrix (same arguments, a RunMatrix)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return load_run_matrix(path, bench, name)
