@@ -21,12 +21,12 @@ QUERIES = [
 ]
 
 
-def _bare(texts: list[str]):  # noqa: ANN202
+def _bare(texts: list[str], **params: object):  # noqa: ANN202
     import bm25s
     import Stemmer
 
     stemmer = Stemmer.Stemmer("english")
-    model = bm25s.BM25()
+    model = bm25s.BM25(**params)
     model.index(bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
     return model, lambda q: bm25s.tokenize([q], stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False)[
         0
@@ -37,6 +37,22 @@ def test_page_scores_equal_bare_bm25s(lexical_collection: Path) -> None:
     store = PageStore.open(lexical_collection)
     index = LexicalIndex(lexical_collection, store)
     model, tok = _bare(store.texts)
+    for q in QUERIES:
+        np.testing.assert_allclose(index.page_scores([q])[0], model.get_scores(tok(q)), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("method", ["lucene", "robertson", "atire", "bm25l", "bm25+"])
+def test_every_variant_equals_bare_bm25s(lexical_collection: Path, tmp_path: Path, method: str) -> None:
+    """nclue's own weights (:mod:`nclue.index.bm25_weights`) against bm25s's public BM25 of the same
+    variant, at non-default k1, b and δ (BM25L and BM25+ give absent terms a weight too)."""
+    coll = tmp_path / "coll"
+    coll.mkdir()
+    for name in ("docs.parquet", "pages.parquet"):
+        shutil.copy2(lexical_collection / name, coll / name)
+    params = BM25Params(k1=1.2, b=0.6, delta=0.7, method=method)
+    build_lexical_index(coll, params)
+    index = LexicalIndex(coll)
+    model, tok = _bare(PageStore.open(coll).texts, method=method, k1=1.2, b=0.6, delta=0.7)
     for q in QUERIES:
         np.testing.assert_allclose(index.page_scores([q])[0], model.get_scores(tok(q)), rtol=1e-5, atol=1e-5)
 

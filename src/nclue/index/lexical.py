@@ -17,9 +17,9 @@ ourselves, with NumPy over the whole corpus at once, for two reasons: ``bm25s.to
 numbers its vocabulary in ``set`` order, which changes with ``PYTHONHASHSEED`` (our vocab
 is sorted, so the index files are deterministic), and the document-level view is the
 sum of page term counts, which we get from one sparse reduction instead of tokenising
-every page twice. Term weights use bm25s's own scoring functions
-(``bm25s.scoring._select_tfc_scorer`` / ``_select_idf_scorer``), so every bm25s variant
-(``lucene``, ``robertson``, ``atire``, ``bm25l``, ``bm25+``) is available.
+every page twice. Term weights are :mod:`nclue.index.bm25_weights`' (every bm25s variant —
+``lucene``, ``robertson``, ``atire``, ``bm25l``, ``bm25+`` — written from Kamphuis et al. and
+checked against bare bm25s, without its private scorer functions).
 
 BM25 weight of term ``t`` in unit ``u`` (lucene): ``idf(t) · tf / (tf + k1·(1 − b + b·|u|/avg|u|))``,
 ``idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))`` (Kamphuis et al., ECIR 2020).
@@ -33,7 +33,7 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from types import ModuleType
@@ -44,6 +44,7 @@ import numpy as np
 from nclue.corpus.store import PageStore, pages_fingerprint
 from nclue.engine import Engine
 from nclue.errors import NclueError
+from nclue.index.bm25_weights import inverse_document_frequency, saturation_limit, term_frequency_factor
 from nclue.index.integrity import check, files_under, problems, record_files
 from nclue.index.options import BM25Params
 from nclue.io import atomic_write_text, exclusive_lock, fsync_dir, writable_dir
@@ -144,32 +145,19 @@ def _bm25_matrix(tf: sp.csr_matrix, lengths: np.ndarray, params: BM25Params) -> 
     """BM25 weights (units × terms, CSC) from raw term counts, with bm25s's scorers."""
     import scipy.sparse as sp
 
-    load_bm25s()
-    from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
-
     n_units = tf.shape[0]
-    tfc_fn: Callable = _select_tfc_scorer(params.method)
-    idf_fn: Callable = _select_idf_scorer(params.method)
+    p = params
     csc = tf.tocsc()
     csc.sort_indices()
     df = np.diff(csc.indptr)
-    unique_df, inverse = np.unique(df, return_inverse=True)
-    idf_values = np.array([idf_fn(int(d), N=n_units) if d else 0.0 for d in unique_df], dtype=np.float64)
-    idf = idf_values[inverse]
+    idf = inverse_document_frequency(p.method, df, n_units)
     avg = float(lengths.mean()) if n_units and lengths.mean() > 0 else 1.0
     rows = csc.indices
     term_of_entry = np.repeat(np.arange(csc.shape[1]), df)
-    tfc = tfc_fn(
-        tf_array=csc.data.astype(np.float64),
-        l_d=lengths[rows].astype(np.float64),
-        l_avg=avg,
-        k1=params.k1,
-        b=params.b,
-        delta=params.delta,
-    )
+    tfc = term_frequency_factor(p.method, csc.data, lengths[rows], avg, p.k1, p.b, p.delta)
     nonoccurrence = None
     if params.method in ("bm25l", "bm25+"):
-        zero = tfc_fn(tf_array=0.0, l_d=avg, l_avg=avg, k1=params.k1, b=params.b, delta=params.delta)
+        zero = float(term_frequency_factor(p.method, np.zeros(1), np.full(1, avg), avg, p.k1, p.b, p.delta)[0])
         nonoccurrence = (idf * zero).astype(np.float32)
         tfc = tfc - zero
     weights = (idf[term_of_entry] * tfc).astype(np.float32)
@@ -406,18 +394,14 @@ class LexicalIndex:
         ``k1 + 1``), ``k1 + 1 + δ`` for BM25+. ``idf`` is the variant's own, over page document
         frequencies. The bound depends on the collection only through ``idf``. The collection's
         best page for the text does not enter, as it would in a max-normalisation."""
-        load_bm25s()
-        from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
-
-        idf = _select_idf_scorer(self.params.method)
-        indptr = self.pages.scores["indptr"]
+        indptr = np.asarray(self.pages.scores["indptr"], dtype=np.int64)
         n = int(self.pages.scores["num_docs"])
         p = self.params
-        tfc = float(_select_tfc_scorer(p.method)(np.array([1e12]), 1.0, 1.0, p.k1, p.b, p.delta)[0])
+        limit = saturation_limit(p.method, p.k1, p.delta)
         bounds = []
         for text in texts:
-            ids = self.analyse(text)[1].tolist()
-            bounds.append(tfc * sum(idf(int(indptr[t + 1]) - int(indptr[t]), n) for t in ids))
+            ids = np.asarray(self.analyse(text)[1], dtype=np.int64)
+            bounds.append(limit * float(inverse_document_frequency(p.method, indptr[ids + 1] - indptr[ids], n).sum()))
         return np.array(bounds, dtype=np.float64)
 
     def doc_scores(self, texts: Sequence[str]) -> np.ndarray:
