@@ -110,6 +110,29 @@ def test_bad_build_arguments(tiny_collection, kwargs):
         build_dense_index(tiny_collection, progress=False, **kwargs)
 
 
+def test_options_and_keywords_name_the_same_index(tiny_indexed):
+    """A DenseOptions value and the equivalent keywords give the index that was built; an old
+    positional model path warns; a model path given twice and bad token bits are refused."""
+    from nclue.index.dense import dense_settings, list_dense_indexes
+    from nclue.index.options import DenseOptions
+
+    built = {d.name for d in list_dense_indexes(tiny_indexed)}
+    assert dense_settings(tiny_indexed, DenseOptions())["key"] in built
+    assert (
+        dense_settings(tiny_indexed, backend="onnx")["key"]
+        == dense_settings(tiny_indexed, DenseOptions(backend="onnx"))["key"]
+    )
+    assert dense_settings(tiny_indexed, backend="onnx")["key"] not in built
+    with pytest.warns(DeprecationWarning, match="model_path"), pytest.raises(NclueError, match="unknown dense backend"):
+        build_dense_index(tiny_indexed, "minilm", backend="cuda")
+    with pytest.warns(DeprecationWarning), pytest.raises(NclueError, match="given twice"):
+        build_dense_index(tiny_indexed, "a", model_path="b")
+    with pytest.raises(NclueError, match="unknown dense index setting"):
+        build_dense_index(tiny_indexed, windw=128)
+    with pytest.raises(NclueError, match="4 or 8 bits"):
+        build_dense_index(tiny_indexed, tokens=True, token_bits=5)
+
+
 def test_missing_model(tiny_collection, tmp_path):
     with pytest.raises(NclueError, match="model path not found"):
         build_dense_index(tiny_collection, model_path=tmp_path / "missing", progress=False)

@@ -40,7 +40,7 @@ from nclue.bench.inventory import Condition, Inventory, dedupe_names
 from nclue.bench.params import SectionParams
 from nclue.bench.text import STOPWORDS, s_stem
 from nclue.corpus.store import PageStore
-from nclue.corpus.structure import open_structure
+from nclue.corpus.structure import Structure, open_structure
 from nclue.errors import NclueError
 from nclue.progress import Advance
 
@@ -96,23 +96,8 @@ def mine_sections(
             "not available for section concepts — use --judge embedding"
         )
     structure = open_structure(collection)
-    allowed = set(params.origins)
     doc_of = {d: i for i, d in enumerate(store.doc_ids.tolist())}
-    titles = structure.table.column("title").to_pylist()
-    origins = structure.table.column("origin").to_pylist()
-    docs = structure.table.column("doc_id").to_pylist()
-    pages = structure.table.column("page").to_pylist()
-    roles = {(d, p) for d, p, o in zip(docs, pages, origins) if o in ("toc", "index")}
-    where: dict[tuple[str, ...], dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
-    forms: dict[tuple[str, ...], Counter[str]] = defaultdict(Counter)
-    for doc_id, page, title, origin in zip(docs, pages, titles, origins):
-        if origin not in allowed or doc_id not in doc_of or (doc_id, page) in roles:
-            continue
-        key = title_key(title, params.max_words)
-        if key is None:
-            continue
-        where[key][doc_of[doc_id]].add(int(page))
-        forms[key][_surface(title)] += 1
+    where, forms = _heading_keys(structure, doc_of, params)
     tick(len(doc_of))
     n_docs = len(doc_of)
     max_df = max(params.min_df, int(params.max_df_frac * n_docs))
@@ -170,6 +155,30 @@ def mine_sections(
         "multi_key_concepts": sum(1 for g in groups if len(g) > 1),
     }
     return inventory, record
+
+
+def _heading_keys(
+    structure: Structure, doc_of: dict[str, int], params: SectionParams
+) -> tuple[dict[tuple[str, ...], dict[int, set[int]]], dict[tuple[str, ...], Counter[str]]]:
+    """``(pages by document, surface forms)`` of every heading title key of an allowed origin,
+    outside pages that are themselves a table of contents or an index."""
+    allowed = set(params.origins)
+    titles = structure.table.column("title").to_pylist()
+    origins = structure.table.column("origin").to_pylist()
+    docs = structure.table.column("doc_id").to_pylist()
+    pages = structure.table.column("page").to_pylist()
+    roles = {(d, p) for d, p, o in zip(docs, pages, origins) if o in ("toc", "index")}
+    where: dict[tuple[str, ...], dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
+    forms: dict[tuple[str, ...], Counter[str]] = defaultdict(Counter)
+    for doc_id, page, title, origin in zip(docs, pages, titles, origins):
+        if origin not in allowed or doc_id not in doc_of or (doc_id, page) in roles:
+            continue
+        key = title_key(title, params.max_words)
+        if key is None:
+            continue
+        where[key][doc_of[doc_id]].add(int(page))
+        forms[key][_surface(title)] += 1
+    return where, forms
 
 
 def _canonical(forms: Counter[str]) -> str:

@@ -64,7 +64,7 @@ def index(
     ),
     k1: float = typer.Option(_BM25.k1, "--k1", min=0.0, help="BM25 k1."),
     b: float = typer.Option(_BM25.b, "--b", min=0.0, max=1.0, help="BM25 b."),
-    method: Method = typer.Option(Method.lucene, "--method", help="BM25 variant."),
+    method: Method = typer.Option(Method(_BM25.method), "--method", help="BM25 variant."),
     dense_backend: Backend = typer.Option(
         Backend(_DENSE.backend), "--dense-backend", help="Encoder backend (torch-bf16: the fast default)."
     ),
@@ -143,7 +143,11 @@ def index(
     before = _dense_names(collection)
     with open_engine(engine.value, dense_workers, ray_address) as runner:
         _build(collection, store, params, wanted, dense_options, runner, (rebuild, keep), console)
-    removed = sorted(before - _dense_names(collection))
+    _say_replaced(sorted(before - _dense_names(collection)), console)
+
+
+def _say_replaced(removed: list[str], console) -> None:  # noqa: ANN001 - rich Console
+    """Name the dense indexes a build replaced (one dense index per collection unless --add-dense)."""
     if removed:
         console.print(
             f"replaced the dense index {', '.join(removed)} (with its token index): a collection holds one dense index "

@@ -316,6 +316,38 @@ def _ingest_locked(
 
         _run_extraction(todo, ocr, engine, on_result)
     writer.flush()
+    n_pages, n_docs, n_chars, n_ocr, failures = _write_store(
+        pdf_dir, collection, files, canonical, results, chunks, ocr
+    )
+    shutil.rmtree(work, ignore_errors=True)
+    duplicates = [(item.doc_id, canonical[item.key]) for item in files if canonical[item.key] != item.doc_id]
+    return IngestSummary(
+        collection=collection,
+        n_files=len(files),
+        n_docs=n_docs,
+        n_pages=n_pages,
+        n_chars=n_chars,
+        n_ocr_pages=n_ocr,
+        n_extracted=len(todo),
+        n_reused=n_reused,
+        extracted_pages=extracted_pages,
+        seconds=time.perf_counter() - started,
+        duplicates=duplicates,
+        failures=failures,
+    )
+
+
+def _write_store(  # noqa: ANN001 - results: dict[str, Stored], chunks: PageChunks
+    pdf_dir: str | os.PathLike[str],
+    collection: Path,
+    files: list[SourceFile],
+    canonical: dict[str, str],
+    results,
+    chunks,
+    ocr: str,
+) -> tuple[int, int, int, int, dict[str, int]]:
+    """Write ``pages.parquet``, ``docs.parquet`` and ``collection.json`` from the extraction results;
+    return ``(pages, documents, characters, OCR pages, failures by status)``."""
     doc_rows, with_pages = _rows(files, canonical, results)
     docs_table, pages_table = build_tables(doc_rows, with_pages, chunks)
     write_table_atomic(collection / PAGES_FILE, pages_table)
@@ -340,19 +372,4 @@ def _ingest_locked(
             "pages": pages_record(collection),
         },
     )
-    shutil.rmtree(work, ignore_errors=True)
-    duplicates = [(item.doc_id, canonical[item.key]) for item in files if canonical[item.key] != item.doc_id]
-    return IngestSummary(
-        collection=collection,
-        n_files=len(files),
-        n_docs=n_docs,
-        n_pages=pages_table.num_rows,
-        n_chars=n_chars,
-        n_ocr_pages=n_ocr,
-        n_extracted=len(todo),
-        n_reused=n_reused,
-        extracted_pages=extracted_pages,
-        seconds=time.perf_counter() - started,
-        duplicates=duplicates,
-        failures=failures,
-    )
+    return pages_table.num_rows, n_docs, n_chars, n_ocr, failures

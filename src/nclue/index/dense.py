@@ -47,6 +47,7 @@ from nclue.index.encoding import ShardResult, run_shards
 from nclue.index.integrity import check, problems, record_files
 from nclue.index.options import DenseOptions
 from nclue.index.progress import chunk_progress
+from nclue.index.token_codec import require_bits
 from nclue.index.tokens import TokenShards, token_dir, token_settings, tokens_pass
 from nclue.io import atomic_write_bytes, exclusive_lock, writable_dir, write_json
 from nclue.models.chunking import Chunks, chunk_pages
@@ -166,10 +167,15 @@ def check_same_model(index: DenseIndex, model_path: str | os.PathLike[str]) -> N
 
 
 def dense_settings(
-    collection_dir: str | os.PathLike[str], options: DenseOptions = DenseOptions(), store: PageStore | None = None
+    collection_dir: str | os.PathLike[str],
+    options: DenseOptions | None = None,
+    store: PageStore | None = None,
+    **settings: Any,
 ) -> dict[str, Any]:
-    """``{"key": directory name, "settings": manifest fields}`` of the index ``options`` build
-    (the fields an existing index must match to be resumed or reused)."""
+    """``{"key": directory name, "settings": manifest fields}`` of the index ``options`` (with any
+    field changed by keyword, as for :func:`build_dense_index`) build: the fields an existing index
+    must match to be resumed or reused."""
+    options = (options or DenseOptions()).with_settings(**settings)
     backend, window, overlap, dtype = options.backend, options.window, options.overlap, options.dtype
     max_chunks_per_page, shard_size = options.max_chunks_per_page, options.shard_size
     path = resolve_model_path(options.model_path).resolve()
@@ -219,9 +225,13 @@ def build_dense_index(
             DeprecationWarning,
             stacklevel=2,
         )
+        if "model_path" in settings:
+            raise NclueError("build_dense_index: the model path is given twice (positionally and as model_path=)")
         settings = {"model_path": options, **settings}
         options = None
     options = (options or DenseOptions()).with_settings(**settings).checked()
+    if tokens:
+        require_bits(options.token_bits)
     collection = Path(collection_dir)
     store = PageStore.open(collection)
     options = replace(options, model_path=resolve_model_path(options.model_path).resolve())
@@ -254,19 +264,8 @@ def _build(
     token_bits = options.token_bits if tokens else None
     if rebuild and directory.exists():
         shutil.rmtree(directory)
-    existing = read_manifest(directory)
-    if existing is not None:
-        differs = {k: (existing.get(k), v) for k, v in settings.items() if existing.get(k) != v}
-        if differs:
-            detail = "; ".join(f"{k}: index has {a!r}, asked {b!r}" for k, (a, b) in sorted(differs.items()))
-            raise NclueError(
-                f"{directory}: an index built with other settings is here ({detail}); vectors are never mixed — "
-                "rerun with the same settings to resume, or pass --rebuild to replace it"
-            )
-        if existing.get("complete"):
-            if "files" not in existing:  # finished before checksums were recorded: add them, no re-encoding
-                write_json(directory / MANIFEST, {**existing, "files": record_files(directory, (CHUNKS, VECTORS))})
-            return directory
+    if _finished(directory, settings):
+        return directory
     tokenizer = load_tokenizer(path)
     texts = store.texts
     chunks = chunk_pages(texts, tokenizer, win, int(settings["overlap"]), max_chunks=options.max_chunks_per_page)
@@ -313,18 +312,44 @@ def _build(
             store_shard,
             engine,
         )
-    parts = [np.load(shard_dir / f"shard-{i:05d}.npy") for i in range(n_shards)]
-    dim = int(parts[0].shape[1]) if parts else int(load_encoder(path, backend=backend).dim)
-    vectors = np.concatenate(parts) if parts else np.zeros((0, dim), dtype=dtype)
-    if vectors.shape != (len(chunks), dim):
-        raise NclueError(f"{shard_dir}: shards hold {vectors.shape}, expected {(len(chunks), dim)}; rebuild")
-    _save_npy(directory / VECTORS, vectors.astype(dtype, copy=False))
-    files = record_files(directory, (CHUNKS, VECTORS))
-    write_json(directory / MANIFEST, {**manifest, "dim": dim, "complete": True, "files": files})
-    shutil.rmtree(shard_dir)
+    dim = _join_shards(directory, manifest, n_shards, len(chunks), options)
     if token_shards is not None:
         token_shards.finish(n_shards, len(chunks), dim)
     return directory
+
+
+def _finished(directory: Path, settings: dict[str, Any]) -> bool:
+    """Whether ``directory`` holds a finished index with ``settings`` (refused when it holds another's)."""
+    existing = read_manifest(directory)
+    if existing is None:
+        return False
+    differs = {k: (existing.get(k), v) for k, v in settings.items() if existing.get(k) != v}
+    if differs:
+        detail = "; ".join(f"{k}: index has {a!r}, asked {b!r}" for k, (a, b) in sorted(differs.items()))
+        raise NclueError(
+            f"{directory}: an index built with other settings is here ({detail}); vectors are never mixed — "
+            "rerun with the same settings to resume, or pass --rebuild to replace it"
+        )
+    if not existing.get("complete"):
+        return False
+    if "files" not in existing:  # finished before checksums were recorded: add them, no re-encoding
+        write_json(directory / MANIFEST, {**existing, "files": record_files(directory, (CHUNKS, VECTORS))})
+    return True
+
+
+def _join_shards(directory: Path, manifest: dict[str, Any], n_shards: int, n_chunks: int, options: DenseOptions) -> int:
+    """Join the shard vectors into ``vectors.npy``, mark the manifest complete with checksums; return the dimension."""
+    shard_dir = directory / SHARDS
+    parts = [np.load(shard_dir / f"shard-{i:05d}.npy") for i in range(n_shards)]
+    dim = int(parts[0].shape[1]) if parts else int(load_encoder(Path(options.model_path), backend=options.backend).dim)
+    vectors = np.concatenate(parts) if parts else np.zeros((0, dim), dtype=options.dtype)
+    if vectors.shape != (n_chunks, dim):
+        raise NclueError(f"{shard_dir}: shards hold {vectors.shape}, expected {(n_chunks, dim)}; rebuild")
+    _save_npy(directory / VECTORS, vectors.astype(options.dtype, copy=False))
+    files = record_files(directory, (CHUNKS, VECTORS))
+    write_json(directory / MANIFEST, {**manifest, "dim": dim, "complete": True, "files": files})
+    shutil.rmtree(shard_dir)
+    return dim
 
 
 def list_dense_indexes(collection_dir: str | os.PathLike[str]) -> list[Path]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from nclue.errors import NclueError
-from nclue.index.token_codec import BITS, DEFAULT_BITS
+from nclue.index.token_codec import DEFAULT_BITS
 from nclue.models.encoder import BACKENDS, DEFAULT_BACKEND, DEFAULT_BATCH_SIZE
 
 DEFAULT_OVERLAP = 32
@@ -77,8 +77,6 @@ class DenseOptions:
             raise NclueError(f"vector dtype must be float32 or float16, got {self.dtype!r}")
         if self.shard_size < 1:
             raise NclueError(f"shard size must be positive, got {self.shard_size}")
-        if self.token_bits not in BITS:
-            raise NclueError(f"token codes must have 4 or 8 bits, got {self.token_bits}")
         return self
 
     def with_settings(self, **settings: Any) -> DenseOptions:

@@ -105,10 +105,9 @@ class PaperReport(Tabular):
     qrels: Mapping[str, object] | None = None
     labels_built_by: str = ""
 
-    def sections(self) -> Iterator[tuple[str, str, Table]]:
-        """``(file key, section title, table)`` for every table that has rows."""
-        contrasts = list(self.contrasts.values())
-        candidates: list[tuple[str, str, Table]] = [
+    def _scorecard_sections(self) -> list[tuple[str, str, Table]]:
+        """Tables S1 (the fair systems, ranked) and S1d (the controls, never ranked with them)."""
+        return [
             (
                 "table_s1_scorecard",
                 "Scorecard (Table S1)",
@@ -138,6 +137,13 @@ class PaperReport(Tabular):
                     number="S1d",
                 ),
             ),
+        ]
+
+    def sections(self) -> Iterator[tuple[str, str, Table]]:
+        """``(file key, section title, table)`` for every table that has rows."""
+        contrasts = list(self.contrasts.values())
+        candidates: list[tuple[str, str, Table]] = [
+            *self._scorecard_sections(),
             ("table_s2a_paraphrase", "Paraphrase probe (Table S2a)", probe_table(self.paraphrase, self.default_form)),
             ("table_s2b_query_forms", "Query forms (Table S2b)", query_form_table(self.query_forms)),
             (
@@ -342,30 +348,22 @@ def compute_report(
 
     fair = card.ranked(runset.fair())
     run_by_form = runset.by_form()
-    query_forms = {
-        system: {form: card[n].n_clue_score for form, n in runs_of.items()}
-        for system, runs_of in run_by_form.items()
-        if len(runs_of) > 1
-    }
 
     contrasts = declared_contrasts(bench, scores, list(runset.contrasts), n_boot, n_draws, seed)
     inputs = input_hashes(release_file_hashes(bench_path, release.hashes), runs_path, names, control_paths)
-    qrels_record = None
-    if qrels is not None:
-        qrels_record = qrels_version_record(Path(qrels))
-        inputs["qrels/" + Path(qrels).name] = str(qrels_record["sha256"])
+    qrels_record = qrels_version_record(Path(qrels)) if qrels is not None else None
+    if qrels_record is not None:
+        inputs["qrels/" + Path(str(qrels)).name] = str(qrels_record["sha256"])
 
-    masking, masking_path = None, None
-    if masking_dir is not None and Path(masking_dir).is_dir():
-        masking = _masking_part(folder, fair, Path(masking_dir), inputs, n_boot, seed, check_inputs)
-        masking_path = str(masking_dir) if masking is not None else None
+    masked = masking_dir is not None and Path(masking_dir).is_dir()
+    masking = (
+        _masking_part(folder, fair, Path(str(masking_dir)), inputs, n_boot, seed, check_inputs) if masked else None
+    )
     inventory = bench_path / INVENTORY
     difficulty = difficulty_study(bench, scores, fair, inventory, n_boot, seed) if inventory.is_file() else None
 
     pair = headline_pair(names, contrasts)
-    components = []
-    if pair is not None:
-        components.append(component_column("development", bench, scores, *pair, n_boot, n_draws, seed))
+    components = [component_column("development", bench, scores, *pair, n_boot, n_draws, seed)] if pair else []
 
     shift_study, shift_paths = None, None
     if shift is not None:
@@ -388,7 +386,7 @@ def compute_report(
         fair=tuple(fair),
         controls=folder.controls,
         categories={n: runset.entries[n].category for n in names},
-        query_forms=query_forms,
+        query_forms=_query_forms(card, run_by_form),
         contrasts=contrasts,
         spearman=headline_spearman(scores, fair),
         paraphrase=tuple(probe_rows(bench, scores, run_by_form, default_form, n_boot, n_draws, seed)),
@@ -399,10 +397,19 @@ def compute_report(
         difficulty=difficulty,
         label=select_example(release, seed),
         shift_paths=shift_paths,
-        masking_path=masking_path,
+        masking_path=str(masking_dir) if masking is not None else None,
         qrels=qrels_record,
         labels_built_by=_labels_built_by(bench_path),
     )
+
+
+def _query_forms(card, run_by_form: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, float]]:  # noqa: ANN001 - Scorecard
+    """Table S2b's values: n-Clue Score of every system run on more than one rendering, per rendering."""
+    return {
+        system: {form: card[n].n_clue_score for form, n in runs_of.items()}
+        for system, runs_of in run_by_form.items()
+        if len(runs_of) > 1
+    }
 
 
 def headline_spearman(scores, fair: list[str]) -> dict[str, dict[str, float]] | None:  # noqa: ANN001 - Scores
@@ -551,9 +558,7 @@ def write_report(
     With ``collection`` (the page store the runs searched, whose ``collection.json`` names
     the PDF folder), the label figure is rendered from the real PDF pages.
     """
-    from nclue.report import plots
     from nclue.report.html import write_html
-    from nclue.report.label import render_figure
     from nclue.tables import render
 
     out = Path(out_dir)
@@ -565,6 +570,32 @@ def write_report(
             path = out / f"{key}.{ext}"
             atomic_write_text(path, render(table, fmt))
             written.append(path)
+    notes = report.skipped()
+    figure_files, figures = _figures(report, out, collection, notes)
+    written += figure_files
+    data = report.to_json()
+    write_json(out / "report.json", data)
+    written.append(out / "report.json")
+    index = _index_lines(report, sections, figures, notes)
+    atomic_write_text(out / "index.md", "\n".join(index) + "\n")
+    written.append(out / "index.md")
+    written.append(write_html(report, sections, figures, notes, out))
+    freeze = out / frozen_name(report.qrels["path"] if report.qrels else None)
+    write_json(freeze, data)
+    written.append(freeze)
+    drop_stale_outputs(out, written)
+    return written
+
+
+def _figures(
+    report: PaperReport, out: Path, collection: str | os.PathLike[str] | None, notes: list[str]
+) -> tuple[list[Path], list[tuple[str, str]]]:
+    """The report's figures written into ``out``: ``(files, [(png name, caption)])``; a figure that
+    cannot be drawn here adds a line to ``notes``."""
+    from nclue.report import plots
+    from nclue.report.label import render_figure
+
+    written: list[Path] = []
     figures: list[tuple[str, str]] = []
     written += plots.scorecard_plot({n: report.card[n] for n in report.fair}, out / "scorecard")
     figures.append(("scorecard.png", "Fair systems ranked by n-Clue Score@10 with exact-family 95% intervals."))
@@ -574,7 +605,6 @@ def write_report(
     if report.shift is not None and report.shift.source_deltas:
         written += plots.source_delta_plot(report.shift.source_deltas, out / "shift_sources")
         figures.append(("shift_sources.png", "SourceShift: each contrast within each source, with 95% intervals."))
-    notes = report.skipped()
     if report.label is not None:
         if collection is not None:
             try:
@@ -587,9 +617,15 @@ def write_report(
                 "Label figure (Table S6): give the collection, `nclue report BENCH RUN_DIR -o OUT --collection COLL`, "
                 "to render the evidence pages from the PDFs."
             )
-    data = report.to_json()
-    write_json(out / "report.json", data)
-    written.append(out / "report.json")
+    return written, figures
+
+
+def _index_lines(
+    report: PaperReport, sections: list[tuple[str, str, Table]], figures: list[tuple[str, str]], notes: list[str]
+) -> list[str]:
+    """The lines of ``index.md``: the setting, every table with its files, reversals, figures, what was not computed."""
+    from nclue.tables import render
+
     on = (
         f" Labels: `{report.qrels['name']}` (qrels version {report.qrels['version']}, SHA-256 "
         f"{str(report.qrels['sha256'])[:12]}…)."
@@ -619,14 +655,7 @@ def write_report(
     index += ["## Figures", ""] + [f"![{caption}]({name})\n" for name, caption in figures]
     if notes:
         index += ["## Not computed here", "", *(f"- {line}" for line in notes), ""]
-    atomic_write_text(out / "index.md", "\n".join(index) + "\n")
-    written.append(out / "index.md")
-    written.append(write_html(report, sections, figures, notes, out))
-    freeze = out / frozen_name(report.qrels["path"] if report.qrels else None)
-    write_json(freeze, data)
-    written.append(freeze)
-    drop_stale_outputs(out, written)
-    return written
+    return index
 
 
 REPORT_FILES = "report-files.json"

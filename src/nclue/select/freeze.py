@@ -415,6 +415,38 @@ def freeze(
     return freeze_behind_barrier(**kwargs, encoder=encoder, on_block=on_block)
 
 
+def _require_task_scores(src: Path, tasks: list, names: list[str]) -> None:
+    """Refuse the ``typed`` and ``retriever`` selectors on a task set that lacks the scores they read."""
+    if "typed" in names and any(t.typed_scores is None for t in tasks):
+        raise NclueError(
+            f"{src / TASKS_FILE}: selector 'typed' needs 'typed_scores' on every task; "
+            "adapt on a collection with a structure index (`nclue index COLL --all`) or leave it out"
+        )
+    if "retriever" in names and any(t.pool_scores is None for t in tasks):
+        raise NclueError(
+            f"{src / TASKS_FILE}: selector 'retriever' needs 'pool_scores' on every task; "
+            "adapt with `nclue coverage adapt --pool SYSTEM` or leave it out"
+        )
+
+
+def _freeze_evidence(tasks, docs, vectors, enc, coll, cal, crossfit: bool):  # noqa: ANN001, ANN202
+    """``(evidence, calibration, source description)`` of every task's pool: page evidence from the
+    collection when there is one, else from the task set's own document texts and vectors; the
+    packaged calibration when none was given."""
+    with tempfile.TemporaryDirectory(prefix="nclue-evidence-") as scratch:
+        if coll:
+            from nclue.systems.registry import Workspace
+
+            source = EvidenceSource.from_workspace(Workspace(coll))
+        else:
+            ids = vectors.doc_ids.tolist()
+            texts = {d: docs[d].encode_text for d in ids}
+            source = docs_source(texts, vectors.doc_vectors, enc.encode, Path(scratch))
+        cal = cal if cal is not None else Calibration.load(None, source.describe.get("sources", ()))
+        evidence = task_evidence(tasks, EvidenceModel(source, cal, crossfit))
+        return evidence, cal, source.describe
+
+
 def freeze_behind_barrier(
     src: Path,
     adapter: dict,
@@ -439,16 +471,7 @@ def freeze_behind_barrier(
     with judgment_barrier(patterns, guarded):
         tasks = load_tasks(src, warn=warnings.append)
         names = list(selectors) if selectors is not None else default_selectors(tasks)
-        if "typed" in names and any(t.typed_scores is None for t in tasks):
-            raise NclueError(
-                f"{src / TASKS_FILE}: selector 'typed' needs 'typed_scores' on every task; "
-                "adapt on a collection with a structure index (`nclue index COLL --all`) or leave it out"
-            )
-        if "retriever" in names and any(t.pool_scores is None for t in tasks):
-            raise NclueError(
-                f"{src / TASKS_FILE}: selector 'retriever' needs 'pool_scores' on every task; "
-                "adapt with `nclue coverage adapt --pool SYSTEM` or leave it out"
-            )
+        _require_task_scores(src, tasks, names)
         docs = load_docs(src, tasks)
         check_pool_sizes(tasks, k)
         enc = encoder if encoder is not None else encode_mod.make_encoder(encoder_kind)
@@ -461,18 +484,7 @@ def freeze_behind_barrier(
             pairs = text_duplicates({d: docs[d].encode_text for d in sorted(docs)})
         groups = task_groups(tasks, pairs, near_duplicates)
         if any(n in EVIDENCE_SELECTORS for n in names):
-            with tempfile.TemporaryDirectory(prefix="nclue-evidence-") as scratch:
-                if coll:
-                    from nclue.systems.registry import Workspace
-
-                    source = EvidenceSource.from_workspace(Workspace(coll))
-                else:
-                    ids = vectors.doc_ids.tolist()
-                    texts = {d: docs[d].encode_text for d in ids}
-                    source = docs_source(texts, vectors.doc_vectors, enc.encode, Path(scratch))
-                cal = cal if cal is not None else Calibration.load(None, source.describe.get("sources", ()))
-                evidence = task_evidence(tasks, EvidenceModel(source, cal, crossfit))
-                source_info = source.describe
+            evidence, cal, source_info = _freeze_evidence(tasks, docs, vectors, enc, coll, cal, crossfit)
         rankings = compute_rankings(tasks, vectors, k, names, evidence, groups)
         method = method_description(
             k,
