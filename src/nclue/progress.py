@@ -4,8 +4,11 @@ A stage-aware job takes ``progress: Progress`` and calls ``progress(stage, advan
 ``stage`` names the unit of work (``"mine"``, ``"pools"``), ``advance`` is how many units were
 finished since the last call (0 to announce), ``total`` the stage's size when it becomes known
 (``None``: unchanged or unknown). An inner loop that works within one stage takes an
-:data:`Advance` — ``advance(n)`` — made by :func:`stage_advance`. The library never draws: the
-CLI passes :func:`progress_bars`' callback, a test passes a list's ``append`` or :func:`quiet`.
+:data:`Advance` — ``advance(n)`` — made by :func:`stage_advance`. Those jobs never draw: the CLI
+passes :func:`progress_bars`' callback, a test passes a list's ``append`` or :func:`quiet`.
+
+Not yet on this protocol: the index builds, ``ingest`` and ``run_systems`` take ``progress: bool``
+(draw their own rich bars on stderr when true), as the public API (:mod:`nclue.api`) does.
 """
 
 from __future__ import annotations
