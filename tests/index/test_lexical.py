@@ -57,6 +57,13 @@ def test_every_variant_equals_bare_bm25s(lexical_collection: Path, tmp_path: Pat
         np.testing.assert_allclose(index.page_scores([q])[0], model.get_scores(tok(q)), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize(("method", "k1", "delta"), [("bm25+", 0.0, 0.5), ("bm25l", 0.0, 0.0)])
+def test_parameters_that_would_weigh_absent_terms_0_over_0_are_refused(method: str, k1: float, delta: float) -> None:
+    with pytest.raises(NclueError, match="0/0"):
+        BM25Params(k1=k1, delta=delta, method=method)
+    BM25Params(k1=k1, delta=delta, method="lucene")  # k1 = 0 is a valid lucene setting (binary term weights)
+
+
 def test_document_view_equals_bm25s_on_concatenated_pages(lexical_collection: Path) -> None:
     store = PageStore.open(lexical_collection)
     index = LexicalIndex(lexical_collection, store)

@@ -42,6 +42,11 @@ class BM25Params:
             raise NclueError(
                 f"BM25 parameters out of range: need k1 >= 0 and 0 <= b <= 1, got k1={self.k1}, b={self.b}"
             )
+        if (self.method == "bm25+" and self.k1 == 0) or (self.method == "bm25l" and self.k1 + self.delta == 0):
+            raise NclueError(
+                f"BM25 variant {self.method} gives absent terms the weight 0/0 at k1={self.k1}, delta={self.delta}; "
+                "use k1 > 0" + (" or delta > 0" if self.method == "bm25l" else "")
+            )
 
 
 @dataclass(frozen=True)

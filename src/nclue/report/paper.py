@@ -353,12 +353,10 @@ def compute_report(
     inputs = input_hashes(release_file_hashes(bench_path, release.hashes), runs_path, names, control_paths)
     qrels_record = qrels_version_record(Path(qrels)) if qrels is not None else None
     if qrels_record is not None:
-        inputs["qrels/" + Path(str(qrels)).name] = str(qrels_record["sha256"])
+        inputs["qrels/" + Path(qrels).name] = str(qrels_record["sha256"])
 
-    masked = masking_dir is not None and Path(masking_dir).is_dir()
-    masking = (
-        _masking_part(folder, fair, Path(str(masking_dir)), inputs, n_boot, seed, check_inputs) if masked else None
-    )
+    masked = Path(masking_dir) if masking_dir is not None and Path(masking_dir).is_dir() else None
+    masking = _masking_part(folder, fair, masked, inputs, n_boot, seed, check_inputs) if masked else None
     inventory = bench_path / INVENTORY
     difficulty = difficulty_study(bench, scores, fair, inventory, n_boot, seed) if inventory.is_file() else None
 
