@@ -33,7 +33,6 @@ the distinct-page rule of ``docs/labels.md``). Grade-0 rows are dropped: zero is
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -42,7 +41,15 @@ from pathlib import Path
 from typing import Any
 
 from nclue.errors import NclueError, where
-from nclue.io import atomic_write_text, iter_jsonl, iter_text_lines, sha256_file, write_json, write_jsonl
+from nclue.io import (
+    atomic_write_text,
+    iter_jsonl,
+    iter_text_lines,
+    read_json_object,
+    sha256_file,
+    write_json,
+    write_jsonl,
+)
 from nclue.query import MAX_CONDITIONS, parse_conditions
 from nclue.types import CorpusDoc, Judgment, Qrels, Query
 
@@ -256,13 +263,7 @@ def read_manifest(root: str | os.PathLike[str], required: bool = True) -> dict[s
         if required:
             raise NclueError(f"{path}: missing; build the release with `nclue build` (BEIR folders have no manifest)")
         return {}
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise NclueError(f"{path}: unreadable ({exc}); rebuild the release with `nclue build`") from None
-    if not isinstance(manifest, dict):
-        raise NclueError(f"{path}: not a JSON object; rebuild the release with `nclue build`")
-    return manifest
+    return read_json_object(path, "rebuild the release with `nclue build`", "release manifest")
 
 
 def write_manifest(root: str | os.PathLike[str], manifest: Mapping[str, Any]) -> Path:

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from nclue.errors import NclueError
-from nclue.io import atomic_write_bytes, sha256_file
+from nclue.io import atomic_write_bytes, read_json_record, sha256_file
 
 DOCS_FILE = "docs.parquet"
 PAGES_FILE = "pages.parquet"
@@ -43,22 +43,20 @@ def collection_record(collection: str | os.PathLike[str], strict: bool = False) 
     up a value fall back) unless ``strict``, which names the file and the fix.
     """
     path = Path(collection) / META_FILE
+    if not strict:
+        return read_json_record(path) or {}
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
-        if not strict:
-            return {}
         raise NclueError(
             f"{path}: damaged ({type(exc).__name__}); re-ingest with `nclue ingest PDF_DIR {Path(collection)}` "
             "(unchanged PDFs are not extracted again)"
         ) from None
-    if isinstance(record, dict):
-        return record
-    if strict:
+    if not isinstance(record, dict):
         raise NclueError(f"{path}: not a JSON object; re-ingest with `nclue ingest PDF_DIR {Path(collection)}`")
-    return {}
+    return record
 
 
 DOCS_SCHEMA = pa.schema(

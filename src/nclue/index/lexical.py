@@ -394,14 +394,15 @@ class LexicalIndex:
         ``k1 + 1``), ``k1 + 1 + δ`` for BM25+. ``idf`` is the variant's own, over page document
         frequencies. The bound depends on the collection only through ``idf``. The collection's
         best page for the text does not enter, as it would in a max-normalisation."""
-        indptr = np.asarray(self.pages.scores["indptr"], dtype=np.int64)
+        indptr = self.pages.scores["indptr"]
         n = int(self.pages.scores["num_docs"])
         p = self.params
         limit = saturation_limit(p.method, p.k1, p.delta)
         bounds = []
         for text in texts:
             ids = np.asarray(self.analyse(text)[1], dtype=np.int64)
-            bounds.append(limit * float(inverse_document_frequency(p.method, indptr[ids + 1] - indptr[ids], n).sum()))
+            df = indptr[ids + 1].astype(np.int64) - indptr[ids]
+            bounds.append(limit * float(inverse_document_frequency(p.method, df, n).sum()))
         return np.array(bounds, dtype=np.float64)
 
     def doc_scores(self, texts: Sequence[str]) -> np.ndarray:

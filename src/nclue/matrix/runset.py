@@ -14,14 +14,15 @@ a matrix (``nclue run --form paraphrase``) join it as query-form runs of their s
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from nclue.errors import NclueError
+from nclue.io import read_json_object
 from nclue.matrix.spec import DEFAULT_K
 from nclue.release import PARAPHRASE
 from nclue.runfile import run_name, run_path
@@ -40,14 +41,15 @@ def read_manifest(directory: str | os.PathLike[str], damaged_ok: bool = False) -
     path = Path(directory) / MANIFEST
     if not path.is_file():
         return {"runs": {}}
+    fix = "rerun `nclue run --matrix` to rewrite it"
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(manifest, dict) or not isinstance(manifest.get("runs", {}), dict):
-            raise ValueError("not a JSON object with a 'runs' object")
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        manifest = read_json_object(path, fix, "matrix manifest")
+        if not isinstance(manifest.get("runs", {}), dict):
+            raise NclueError(f"{path}: 'runs' is not an object; {fix}")
+    except NclueError:
         if damaged_ok:
             return {"runs": {}}
-        raise NclueError(f"{path}: damaged ({exc}); rerun `nclue run --matrix` to rewrite it") from None
+        raise
     return manifest
 
 
@@ -126,15 +128,19 @@ class RunSet:
         return [n for n in chosen if self.entries[n].form == self.form]
 
     def by_form(self) -> dict[str, dict[str, str]]:
-        """``{system: {form: run name}}``: each system's run on every rendering it ran on."""
+        """``{system: {form: run name}}``: each system's run on every rendering it ran on (a fresh copy)."""
+        return {system: dict(forms) for system, forms in self._forms.items()}
+
+    def run_of(self, system: str, form: str) -> str | None:
+        """The run of ``system`` on ``form``, if the folder has one."""
+        return self._forms.get(system, {}).get(form)
+
+    @cached_property
+    def _forms(self) -> dict[str, dict[str, str]]:
         out: dict[str, dict[str, str]] = {}
         for entry in self.entries.values():
             out.setdefault(entry.system, {})[entry.form] = entry.name
         return out
-
-    def run_of(self, system: str, form: str) -> str | None:
-        """The run of ``system`` on ``form``, if the folder has one."""
-        return self.by_form().get(system, {}).get(form)
 
     def seconds(self) -> dict[str, float]:
         """Wall seconds each recorded run took when it was last produced."""
