@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nclue.select.results import crossed_intervals, paired_intervals, requirement_incidence
+from nclue.select.results import BootstrapPlan, crossed_intervals, paired_intervals, requirement_incidence
 
 
 def test_incidence_compares_requirements_case_folded():
@@ -31,8 +31,8 @@ def test_crossed_intervals_cover_the_true_mean_where_the_task_bootstrap_does_not
     for _ in range(runs):
         diffs, written = simulate(rng)
         incidence, _ = requirement_incidence(written)
-        crossed = crossed_intervals(diffs[None, :], incidence, draws=2000, seed=int(rng.integers(1 << 30)))[0]
-        task = paired_intervals(diffs[None, :], draws=2000, seed=int(rng.integers(1 << 30)))[0]
+        crossed = crossed_intervals(diffs[None, :], incidence, BootstrapPlan(2000, int(rng.integers(1 << 30))))[0]
+        task = paired_intervals(diffs[None, :], BootstrapPlan(2000, int(rng.integers(1 << 30))))[0]
         hits["crossed"] += crossed.low <= 0.0 <= crossed.high  # the true mean of the effects is 0
         hits["task"] += task.low <= 0.0 <= task.high
     assert hits["task"] / runs < 0.6  # sixty "independent" tasks: far too narrow
@@ -41,5 +41,5 @@ def test_crossed_intervals_cover_the_true_mean_where_the_task_bootstrap_does_not
 
 def test_point_estimate_is_the_plain_mean_and_constant_differences_have_no_width():
     incidence, _ = requirement_incidence([["a"], ["a", "b"], ["c"]])
-    (iv,) = crossed_intervals(np.array([[0.25, 0.25, 0.25]]), incidence, draws=500)
+    (iv,) = crossed_intervals(np.array([[0.25, 0.25, 0.25]]), incidence, BootstrapPlan(draws=500))
     assert iv.estimate == pytest.approx(0.25) and iv.low == pytest.approx(0.25) and iv.high == pytest.approx(0.25)

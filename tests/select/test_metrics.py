@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from nclue.select.metrics import alpha_ndcg_at_k, ndcg_at_k, score_task, subtopic_recall, summarise
-from nclue.select.results import DRAWS, SEED, case_table, paired_intervals, results_table
+from nclue.select.results import PROTOCOL, BootstrapPlan, case_table, paired_intervals, results_table
 from nclue.tables import Table, render
 
 
@@ -50,17 +50,32 @@ def test_lost_gained_and_zero_assignment_redundancy():
 
 
 def test_bootstrap_equals_a_direct_resampling_of_tasks():
-    """R03's paired task bootstrap, written out directly: draw task indices, average, take percentiles."""
+    """The protocol's paired task bootstrap (10,000 draws, seed 129300), written out directly:
+    draw task indices, average, take percentiles."""
     a = np.array([1.0, 0.5, 0.2, 0.9, 0.3, 0.4, 0.8, 0.1])
     b = np.array([0.2, 0.7, 0.1, 0.4, 0.3, 0.9, 0.1, 0.0])
     constant, shifted = paired_intervals(np.stack([np.full(8, 0.1), a - b]))
     assert (constant.estimate, constant.low, constant.high) == pytest.approx((0.1, 0.1, 0.1))
-    idx = np.random.default_rng(SEED).integers(0, 8, size=(DRAWS, 8))
+    idx = np.random.default_rng(129_300).integers(0, 8, size=(10_000, 8))
     means = (a - b)[idx].mean(axis=1)
     assert shifted.estimate == pytest.approx(float((a - b).mean()))
     assert shifted.low == pytest.approx(float(np.percentile(means, 2.5)), abs=1e-12)
     assert shifted.high == pytest.approx(float(np.percentile(means, 97.5)), abs=1e-12)
     assert paired_intervals((a - b)[None, :]) == [shifted]
+    assert (PROTOCOL.draws, PROTOCOL.seed, PROTOCOL.level) == (10_000, 129_300, 0.95)
+
+
+def test_another_bootstrap_plan_draws_its_own_interval():
+    """A 90% plan with 2,000 draws from seed 5 is the same direct resampling with those values."""
+    d = np.array([0.8, -0.2, 0.1, 0.5, 0.0, -0.5, 0.7, 0.1])
+    (iv,) = paired_intervals(d[None, :], BootstrapPlan(draws=2000, seed=5, level=0.9))
+    means = d[np.random.default_rng(5).integers(0, 8, size=(2000, 8))].mean(axis=1)
+    assert (iv.low, iv.high) == pytest.approx(tuple(np.percentile(means, [5.0, 95.0])), abs=1e-12)
+    assert iv != paired_intervals(d[None, :])[0]
+    with pytest.raises(ValueError, match="level"):
+        BootstrapPlan(level=1.0)
+    with pytest.raises(ValueError, match="draws"):
+        BootstrapPlan(draws=0)
 
 
 def test_tables_render_markdown_and_latex():

@@ -139,7 +139,7 @@ def encode_with_tokens(encoder: Encoder, texts: Sequence[str]) -> tuple[np.ndarr
 def describe(encoder: Encoder) -> dict:
     """What defines an encoder's vectors: model identity, backend, truncation, batching, threads.
 
-    Stored in manifests that must change whenever the vectors could (the R03 freeze, indexes).
+    Stored in manifests that must change whenever the vectors could (the coverage freeze, indexes).
     ONNX backends add the SHA-256 of the exported graph files.
     """
     out: dict = {

@@ -1,6 +1,7 @@
 """Coverage selection: choose k documents that jointly cover a query's written requirements —
-for one query (``single``) or over a benchmark with R03's labeled oracle, metrics and
-pre-outcome freeze protocol (``docs/coverage.md``).
+for one query (``single``) or over a benchmark with a labeled oracle, metrics and a
+pre-outcome freeze protocol (``docs/coverage.md``, after the R03 coverage report; "the protocol"
+means it throughout this package).
 
 Modules: ``params`` (defaults), ``tasks`` (files, validation, labels), ``inputs`` (what a selector
 reads), ``objective`` (normaliser, F, greedy), ``selectors`` (dense, coverage, gated; the

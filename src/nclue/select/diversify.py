@@ -284,7 +284,7 @@ def select_retriever(tv: TaskVectors, k: int) -> list[int]:
 TYPED_SYSTEM = "struct.decompose(hmean)"
 """The typed comparator's system: structure-typed page evidence (a section heading, not a mention),
 the setting chosen on the development reader labels (``docs/structure.md``) and fixed since — a
-historical comparator in R03's sense, never tuned on a coverage outcome."""
+historical comparator in the protocol's sense, never tuned on a coverage outcome."""
 
 
 def select_typed(tv: TaskVectors, k: int) -> list[int]:

@@ -1,6 +1,6 @@
 """Facet and document vectors for coverage selection, and their frozen ``vectors.npz``.
 
-Encoder (R03's, exactly): the bundled all-MiniLM-L6-v2 through :func:`nclue.models.encoder.load_encoder`,
+Encoder (the protocol's, exactly): the bundled all-MiniLM-L6-v2 through :func:`nclue.models.encoder.load_encoder`,
 attention-mask mean pooling, L2 normalisation, at most 256 word pieces, batch 16, CPU
 threads intra 4 / inter 1 — on the ``onnx`` backend by default (a local ONNX export of the
 bundled model, cached) or ``torch`` (sentence-transformers on the same weights, the
@@ -35,7 +35,7 @@ ENCODERS = ("onnx", "torch")
 
 
 def make_encoder(backend: str = "onnx") -> Encoder:
-    """R03's encoder on ``backend`` (``onnx`` or ``torch``; see the module docstring)."""
+    """The protocol's encoder on ``backend`` (``onnx`` or ``torch``; see the module docstring)."""
     if backend not in ENCODERS:
         raise NclueError(f"unknown encoder {backend!r}; choose from {', '.join(ENCODERS)}")
     return load_encoder(None, backend, BATCH_SIZE, INTRA_OP_THREADS, MAX_LENGTH, INTER_OP_THREADS)

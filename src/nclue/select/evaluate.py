@@ -1,4 +1,4 @@
-"""Score a verified freeze against judgments (R03): metrics, oracle, bootstrap, tables.
+"""Score a verified freeze against judgments (``docs/coverage.md``): metrics, oracle, bootstrap, tables.
 
 Order of operations is the protocol: :func:`nclue.select.freeze.verify_freeze` first (a
 changed freeze or a missing one refuses before the judgments file is touched), then the
@@ -36,6 +36,8 @@ from nclue.select.freeze import (
 from nclue.select.metrics import METRICS, TaskScore, score_task, summarise
 from nclue.select.oracle import labeled_oracle
 from nclue.select.results import (
+    PROTOCOL,
+    BootstrapPlan,
     CoverageReport,
     CoverageSplit,
     Interval,
@@ -64,7 +66,10 @@ SUMMARY_FILE = "summary.json"
 
 
 def _effects(
-    scores: dict[str, list[TaskScore]], methods: list[str], incidence: sp.spmatrix | None = None
+    scores: dict[str, list[TaskScore]],
+    methods: list[str],
+    plan: BootstrapPlan,
+    incidence: sp.spmatrix | None = None,
 ) -> dict[str, dict[str, Interval]]:
     """Intervals of every declared contrast and metric, from one shared set of draws: paired task
     bootstrap, or the crossed task × requirement bootstrap when ``incidence`` is given."""
@@ -79,7 +84,7 @@ def _effects(
             for metric in METRICS
         ]
     )
-    intervals = iter(paired_intervals(rows) if incidence is None else crossed_intervals(rows, incidence))
+    intervals = iter(paired_intervals(rows, plan) if incidence is None else crossed_intervals(rows, incidence, plan))
     return {f"{a}-minus-{b}": {metric: next(intervals) for metric in METRICS} for a, b in pairs}
 
 
@@ -103,8 +108,11 @@ def score_freeze(
     on_missing: MissingPolicy = "error",
     on_task: Advance | None = None,
     freeze_id: str | None = None,
+    bootstrap: BootstrapPlan = PROTOCOL,
 ) -> Scored:
-    """Verify the freeze, then score it (module docstring); nothing is written."""
+    """Verify the freeze, then score it (module docstring); nothing is written.
+
+    ``bootstrap`` draws the effect intervals (the protocol's declared plan unless another is given)."""
     manifest, method = verify_freeze(task_dir, freeze_dir, freeze_id)
     frozen = Path(manifest["freeze"])
     if REFERENCE not in method["selectors"]:
@@ -153,8 +161,8 @@ def score_freeze(
             split,
             len(members),
             {name: summarise(scores[name]) for name in methods},
-            _effects(scores, methods),
-            _effects(scores, methods, incidence),
+            _effects(scores, methods, bootstrap),
+            _effects(scores, methods, bootstrap, incidence),
             distinct,
         )
     digest = sha256_file(judgments)
@@ -168,6 +176,7 @@ def score_freeze(
         missing_judgments={t.task_id: labels[t.task_id].missing for t in tasks if labels[t.task_id].missing},
         oracle=oracle_stats,
         splits=splits,
+        bootstrap=bootstrap,
     )
     oracle_note = (
         f"The oracle enumerated {oracle_stats['enumerated']:,} {k}-document subsets, exactly representing all "
@@ -185,9 +194,10 @@ def evaluate(
     on_missing: MissingPolicy = "error",
     on_task: Advance | None = None,
     freeze_id: str | None = None,
+    bootstrap: BootstrapPlan = PROTOCOL,
 ) -> CoverageReport:
     """Verify the freeze, score it and write the outputs (module docstring); returns the report."""
-    scored = score_freeze(task_dir, freeze_dir, judgments, on_missing, on_task, freeze_id)
+    scored = score_freeze(task_dir, freeze_dir, judgments, on_missing, on_task, freeze_id, bootstrap)
     report = scored.report
     docs = load_docs(task_dir, scored.tasks)
     out = Path(out_dir)

@@ -1,4 +1,4 @@
-"""Pre-outcome freeze (R03): hash method, code, inputs, vectors, evidence and label-free rankings
+"""Pre-outcome freeze (``docs/coverage.md#freeze``): hash method, code, inputs, vectors, evidence and label-free rankings
 before any judgment file may be opened, and verify all of it before scoring.
 
 ``docs/coverage.md#pre-outcome-freeze``. ``freeze`` works behind the barrier of

@@ -1,4 +1,4 @@
-"""Per-task R03 metrics of a k-document selection, and their task averages.
+"""Per-task coverage metrics of a k-document selection, and their task averages.
 
 For a ranking ``d_1..d_k`` of pool documents with mean grades ``g`` and agreed requirement
 sets ``A_d`` (one task, m requirements):

@@ -1,4 +1,4 @@
-"""The R03 facet normaliser and coverage objective (``docs/coverage.md``), as array functions.
+"""The coverage protocol's facet normaliser and coverage objective (``docs/coverage.md``), as array functions.
 
 Facets are the question followed by the task's m requirements, each with weight 1/(m+1).
 For facet vector f and pool document vector d (both L2-normalised):

@@ -1,4 +1,4 @@
-"""The labeled oracle (R03): the k-subset of a pool with the most agreed coverage.
+"""The labeled oracle (``docs/coverage.md``): the k-subset of a pool with the most agreed coverage.
 
 Among all k-subsets of the pool, maximise the number of distinct agreed requirements
 covered; break ties by label nDCG (mean grades ordered descending, discount

@@ -20,7 +20,7 @@ BARRIER_PATTERNS: tuple[str, ...] = JUDGMENT_PATTERNS + OUTCOME_PATTERNS
 ORACLE_POOL = "qrels"
 """The pool name that selects the labeled (oracle) pool."""
 JUDGED_POOL = "judged"
-"""The pool name that selects R03's judged pool: every document judged for the query, grade 0 included."""
+"""The pool name that selects the protocol's judged pool: every document judged for the query, grade 0 included."""
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ group ranks above it and it covers no requirement that every document above it l
 candidates (``TaskVectors.allowed``; every normaliser still reads the complete pool) and runs the
 selector again, until its ranking has no redundant document — or until excluding one more would
 leave fewer than k candidates, when the ranking stands (the pool has fewer than k groups that add
-anything). With every document alone in its group the selector's ranking is unchanged, so R03's
+anything). With every document alone in its group the selector's ranking is unchanged, so the protocol's
 study methods are reproduced exactly on pools without near-duplicates.
 """
 

@@ -1,14 +1,14 @@
-"""Typed R03 results: paired task-bootstrap intervals, the results / effects / case tables, and
+"""Typed coverage results: paired task-bootstrap intervals, the results / effects / case tables, and
 the :class:`CoverageReport` that ``nclue coverage evaluate`` writes.
 
 Paired task bootstrap (``docs/statistics.md``): for a contrast ``a − b`` with per-task
 differences ``δ_t`` over T tasks, each of 10,000 draws resamples T tasks with replacement
-(:func:`nclue.stats.bootstrap_replicates` with R03's own seed, 129300) and records the mean
+(:func:`nclue.stats.bootstrap_replicates` with the protocol's seed, :data:`nclue.types.COVERAGE_SEED`) and records the mean
 of ``δ`` over the draw; the interval is the 2.5th and 97.5th percentile of the draw means. One
 set of draws per task list is shared by every contrast and metric (fully paired). Percentile
 intervals describe this task set; they are not confirmatory tests.
 
-Layouts follow R03: one results row per selection (means over tasks, lost/gained summed),
+Layouts follow the coverage report: one results row per selection (means over tasks, lost/gained summed),
 one effects row per contrast (difference [95% bootstrap interval]), and per task and method
 a case table ``Rank / ID | Document | Mean grade | Agreed requirements (one-based) | New
 requirements at rank``. Every table is a :class:`~nclue.tables.Table`.
@@ -25,10 +25,34 @@ import scipy.sparse as sp
 from nclue.io import json_safe
 from nclue.stats import bootstrap_replicates, crossed_weights
 from nclue.tables import Table, Tabular
+from nclue.types import COVERAGE_SEED
 
-DRAWS = 10_000
-SEED = 129_300
-LEVEL = 0.95
+
+@dataclass(frozen=True)
+class BootstrapPlan:
+    """How coverage intervals are drawn: ``draws`` replicates from ``seed``, a central ``level`` interval.
+
+    :data:`PROTOCOL` is the coverage study's declared plan; another plan is for exploration.
+    """
+
+    draws: int = 10_000
+    seed: int = COVERAGE_SEED
+    level: float = 0.95
+
+    def __post_init__(self) -> None:
+        if self.draws < 1:
+            raise ValueError(f"BootstrapPlan: draws must be at least 1, got {self.draws}")
+        if not 0.0 < self.level < 1.0:
+            raise ValueError(f"BootstrapPlan: level must lie strictly between 0 and 1, got {self.level}")
+
+    def percentiles(self) -> tuple[float, float]:
+        """The lower and upper percentile of the central ``level`` interval."""
+        tail = (1.0 - self.level) / 2.0 * 100.0
+        return tail, 100.0 - tail
+
+
+PROTOCOL = BootstrapPlan()
+"""The coverage protocol's plan: 10,000 draws, seed :data:`nclue.types.COVERAGE_SEED`, 95% intervals."""
 
 LABELS: dict[str, str] = {
     "dense": "Dense",
@@ -80,12 +104,11 @@ class Interval:
     high: float
 
 
-def paired_intervals(deltas: np.ndarray, draws: int = DRAWS, seed: int = SEED, level: float = LEVEL) -> list[Interval]:
+def paired_intervals(deltas: np.ndarray, plan: BootstrapPlan = PROTOCOL) -> list[Interval]:
     """Bootstrap interval of the mean of each row of ``deltas (M, T)`` (per-task differences), shared draws."""
     deltas = np.atleast_2d(np.asarray(deltas, dtype=np.float64))
-    means = bootstrap_replicates(deltas, None, draws, seed)
-    tail = (1.0 - level) / 2.0 * 100.0
-    low, high = np.percentile(means, [tail, 100.0 - tail], axis=1)
+    means = bootstrap_replicates(deltas, None, plan.draws, plan.seed)
+    low, high = np.percentile(means, plan.percentiles(), axis=1)
     return [Interval(float(d.mean()), float(lo), float(hi)) for d, lo, hi in zip(deltas, low, high)]
 
 
@@ -102,9 +125,7 @@ def requirement_incidence(requirements: Sequence[Sequence[str]]) -> tuple[sp.csr
     return sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=shape), len(index)
 
 
-def crossed_intervals(
-    deltas: np.ndarray, incidence: sp.spmatrix, draws: int = DRAWS, seed: int = SEED, level: float = LEVEL
-) -> list[Interval]:
+def crossed_intervals(deltas: np.ndarray, incidence: sp.spmatrix, plan: BootstrapPlan = PROTOCOL) -> list[Interval]:
     """Crossed task × requirement bootstrap interval of the mean of each row of ``deltas (M, T)``.
 
     Tasks that write the same requirement are not independent, so a task-only bootstrap is too
@@ -115,12 +136,11 @@ def crossed_intervals(
     of total weight 0 are dropped. Percentile interval; the point estimate is the plain mean.
     """
     deltas = np.atleast_2d(np.asarray(deltas, dtype=np.float64))
-    weight = crossed_weights(incidence, "product", draws, seed)
+    weight = crossed_weights(incidence, "product", plan.draws, plan.seed)
     total = weight.sum(axis=0)
     valid = total > 0
     means = (deltas @ weight[:, valid]) / total[valid]
-    tail = (1.0 - level) / 2.0 * 100.0
-    low, high = np.percentile(means, [tail, 100.0 - tail], axis=1)
+    low, high = np.percentile(means, plan.percentiles(), axis=1)
     return [Interval(float(d.mean()), float(lo), float(hi)) for d, lo, hi in zip(deltas, low, high, strict=True)]
 
 
@@ -153,7 +173,11 @@ def _interval(iv: Interval) -> str:
 
 
 def effects_table(
-    effects: Mapping[str, Mapping[str, Interval]], caption: str = "", crossed: bool = False, shared: str = ""
+    effects: Mapping[str, Mapping[str, Interval]],
+    caption: str = "",
+    crossed: bool = False,
+    shared: str = "",
+    plan: BootstrapPlan = PROTOCOL,
 ) -> Table:
     """One row per contrast ``a-minus-b`` with nDCG, coverage and α-nDCG intervals."""
     rows = tuple(
@@ -161,10 +185,10 @@ def effects_table(
         for name, iv in effects.items()
     )
     note = (
-        f"{DRAWS:,} crossed task × requirement bootstrap draws (Poisson weights on tasks and on distinct "
-        f"requirements, product rule), seed {SEED}; {shared}; percentile intervals, exploratory."
+        f"{plan.draws:,} crossed task × requirement bootstrap draws (Poisson weights on tasks and on distinct "
+        f"requirements, product rule), seed {plan.seed}; {shared}; percentile intervals, exploratory."
         if crossed
-        else f"{DRAWS:,} paired task bootstrap draws, seed {SEED}; percentile intervals, exploratory."
+        else f"{plan.draws:,} paired task bootstrap draws, seed {plan.seed}; percentile intervals, exploratory."
     )
     return Table(EFFECT_HEADER, rows, caption=caption, notes=(note,))
 
@@ -200,7 +224,7 @@ def case_table(
     agreed: Mapping[str, Sequence[int]],
     caption: str = "",
 ) -> Table:
-    """R03's per-task case table for one ranking."""
+    """The per-task case table for one ranking."""
     return Table(CASE_HEADER, case_rows(ranking, titles, grades, agreed), caption=caption)
 
 
@@ -242,6 +266,8 @@ class CoverageReport(Tabular):
     """Whether the judgments scored are the file the freeze fingerprinted (``None``: none recorded)."""
     scoring_code_as_frozen: bool | None = None
     """Whether the scoring code is the code the freeze hashed."""
+    bootstrap: BootstrapPlan = PROTOCOL
+    """How the intervals were drawn."""
 
     def __getitem__(self, split: str) -> CoverageSplit:
         return self.splits[split]
@@ -257,7 +283,7 @@ class CoverageReport(Tabular):
                 "scoring_code_as_frozen": self.scoring_code_as_frozen,
                 "missing_judgments": dict(self.missing_judgments),
                 "oracle": dict(self.oracle),
-                "bootstrap": {"draws": DRAWS, "seed": SEED, "level": LEVEL},
+                "bootstrap": asdict(self.bootstrap),
                 "splits": {n: s.to_json() for n, s in self.splits.items()},
             }
         )
@@ -267,7 +293,11 @@ class CoverageReport(Tabular):
         for name, split in self.splits.items():
             out.append(results_table(split.methods, f"Coverage selection, split {name} ({split.tasks} tasks)"))
             if split.effects:
-                out.append(effects_table(split.effects, f"Paired effects, split {name} ({split.tasks} tasks)"))
+                out.append(
+                    effects_table(
+                        split.effects, f"Paired effects, split {name} ({split.tasks} tasks)", plan=self.bootstrap
+                    )
+                )
             if split.crossed:
                 out.append(
                     effects_table(
@@ -275,6 +305,7 @@ class CoverageReport(Tabular):
                         f"Paired effects with shared requirements, split {name} ({split.tasks} tasks)",
                         crossed=True,
                         shared=f"{split.tasks} tasks write {split.requirements} distinct requirements",
+                        plan=self.bootstrap,
                     )
                 )
         return out

@@ -1,4 +1,4 @@
-"""Label-free selectors of k documents from a task's pool (R03).
+"""Label-free selectors of k documents from a task's pool (``docs/coverage.md``).
 
 Every selector maps a task's label-free inputs (:class:`~nclue.select.inputs.TaskVectors`) to k
 pool positions in rank order and never sees a label. Names round-trip to text (``dense``,
@@ -78,10 +78,10 @@ SELECTORS: dict[str, Callable[[TaskVectors, int], list[int]]] = {
     "gated": select_gated,
     **diversify.SELECTORS,
 }
-"""Every selector by name: R03's three, then those of :mod:`nclue.select.diversify`."""
-R03_SELECTORS: tuple[str, ...] = ("dense", "coverage", "gated")
-"""The selectors that read vectors only (no requirement evidence, no retrieval scores)."""
-READS_VECTORS: frozenset[str] = frozenset({*R03_SELECTORS, "mmr"})
+"""Every selector by name: the coverage protocol's three, then those of :mod:`nclue.select.diversify`."""
+VECTOR_ONLY_SELECTORS: tuple[str, ...] = ("dense", "coverage", "gated")
+"""The selectors that read vectors only (no requirement evidence, no retrieval scores): the protocol's three."""
+READS_VECTORS: frozenset[str] = frozenset({*VECTOR_ONLY_SELECTORS, "mmr"})
 """The selectors that read the question, requirement or document vectors."""
 
 

@@ -8,7 +8,7 @@
    (:mod:`nclue.select.evidence`, with the packaged calibration unless another is given);
 3. **vectors** for the vector-based selectors: the query and requirements encoded by the
    collection's dense model, and each document's vector from the collection's dense index (the
-   document's first chunk — the opening window R03 encodes — so nothing is encoded per document);
+   document's first chunk — the opening window the protocol encodes — so nothing is encoded per document);
 4. **selector** — any of :data:`nclue.select.selectors.USER_SELECTORS` (default ``expected``;
    ``setcover`` returns the smallest covering set and ignores k), under the near-duplicate rule
    (:mod:`nclue.select.redundancy`, groups from :mod:`nclue.index.duplicates`).

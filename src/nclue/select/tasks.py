@@ -1,4 +1,4 @@
-"""Task-set files for coverage selection (R03) and their validation.
+"""Task-set files for coverage selection (``docs/coverage.md``) and their validation.
 
 A *task set* is a directory with three JSON Lines files (see ``docs/coverage.md``):
 
@@ -12,12 +12,12 @@ A *task set* is a directory with three JSON Lines files (see ``docs/coverage.md`
 * ``judgments.jsonl`` ``{"task_id", "doc_id", "judge", "grade", "requirements": [int, ...]}`` with
   one-based requirement numbers. Read only by :func:`load_judgments`, after the freeze.
 
-Label semantics (R03): a document's grade is the mean of its judges' grades; a requirement
+Label semantics: a document's grade is the mean of its judges' grades; a requirement
 is *agreed* for a document when every judge of the set marked it (with two judges: both).
 An nclue benchmark converted by :mod:`nclue.select.adapter` has one judge, whose marks are
 agreed by definition.
 
-Document IDs are strings. "Smaller ID" (every tie rule of R03) uses :func:`id_key`: IDs
+Document IDs are strings. "Smaller ID" (every tie rule of the protocol) uses :func:`id_key`: IDs
 made only of digits compare as integers and sort before any other ID, which compare as
 strings — so ``"9" < "10"`` as in the seed's numeric IDs.
 """
