@@ -101,7 +101,7 @@ def library_ingest(pdf_dir: Path) -> Timing:
     work = Path(tempfile.mkdtemp(prefix="nclue-bench-"))
     try:
         with _Clock() as clock:
-            summary = ingest(pdf_dir, work / "c", workers=1, ocr="off", progress=False)
+            summary = ingest(pdf_dir, work / "c", workers=1, ocr="off")
         return Timing(summary.n_pages, clock.wall, clock.cpu)
     finally:
         shutil.rmtree(work, ignore_errors=True)

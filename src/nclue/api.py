@@ -10,7 +10,9 @@
     card = nclue.evaluate(bench, [run])                   # a Scorecard
     print(card.to_markdown()); card["bm25.and"].n_clue_score; card.to_json()
 
-Every call is quiet by default (``progress=False``); the command line turns progress bars on.
+Every call is quiet by default; a long one takes ``progress``, a callback of the one progress
+protocol (:mod:`nclue.progress`): ``with nclue.progress.progress_bars() as bar:
+nclue.ingest(..., progress=bar)`` draws bars on stderr, as the command line does.
 Bad input raises :class:`~nclue.errors.NclueError` with a message naming the file, the record
 and the fix; so does an argument of the wrong type or range, named with an example of a right
 value (:mod:`nclue.api_args`).
@@ -41,6 +43,7 @@ from nclue.api_args import (
     text_or_list,
 )
 from nclue.errors import NclueError
+from nclue.progress import Progress, as_progress, quiet
 from nclue.release import Release
 from nclue.types import DEFAULT_FORM, DEFAULT_SEED, Form, Qrels, RankedDoc, Run
 
@@ -153,11 +156,13 @@ def open_collection(path: PathLike) -> Collection:
 
 
 def ingest(
-    pdf_dir: PathLike, collection_dir: PathLike, workers: int = 1, ocr: str = "auto", progress: bool = False
+    pdf_dir: PathLike, collection_dir: PathLike, workers: int = 1, ocr: str = "auto", progress: Progress = quiet
 ) -> IngestSummary:
     """Extract every PDF page's text under ``pdf_dir`` into the page store ``collection_dir`` (resumable).
 
-    ``workers``: processes (1 = in this process, 0 = one per CPU); ``ocr``: ``auto``, ``off`` or ``force``.
+    ``workers``: processes (1 = in this process, 0 = one per CPU); ``ocr``: ``auto``, ``off`` or ``force``;
+    ``progress``: a :class:`~nclue.progress.Progress` callback (stages ``"documents"`` and ``"pages"``;
+    ``True``/``False`` are deprecated, :func:`~nclue.progress.as_progress`).
     """
     from nclue.corpus.ingest import ingest as run
     from nclue.corpus.pdftext import OCR_MODES
@@ -166,7 +171,8 @@ def ingest(
     target = path_arg("collection_dir", collection_dir)
     count = int_at_least("workers", workers, 0, 4)
     mode = choice_arg("ocr", ocr, OCR_MODES)
-    return run(source, target, workers=count, ocr=mode, progress=bool_arg("progress", progress))
+    with as_progress(progress, "nclue.ingest") as report:
+        return run(source, target, workers=count, ocr=mode, progress=report)
 
 
 def build_benchmark(collection: PathLike, out: PathLike, options: BuildOptions | None = None) -> Release:
@@ -252,11 +258,13 @@ def run_system(
     system: str,
     form: str = DEFAULT_FORM,
     depth: int = 100,
-    progress: bool = False,
+    progress: Progress = quiet,
 ) -> Run:
     """Run one system (a name such as ``bm25.decompose(distinct)``) on every query of a release.
 
-    Returns its :class:`Run`: the ``depth`` (≥ 1) best documents of each query.
+    Returns its :class:`Run`: the ``depth`` (≥ 1) best documents of each query. ``progress``: a
+    :class:`~nclue.progress.Progress` callback (stage ``"queries: <system>"``; ``True``/``False``
+    are deprecated, :func:`~nclue.progress.as_progress`).
     """
     from nclue.systems.run import run_systems
 
@@ -264,11 +272,11 @@ def run_system(
     name = text_arg("system", system, "'bm25.and'")
     rendering = choice_arg("form", form, FORMS)
     depth = positive_int("depth", depth, 100)
-    show = bool_arg("progress", progress)
-    report = run_systems(
-        _release(release), _collection(coll).workspace, [name], form=rendering, depth=depth, progress=show
-    )
-    return next(iter(report.runs.values()))
+    with as_progress(progress, "nclue.run_system") as report:
+        ran = run_systems(
+            _release(release), _collection(coll).workspace, [name], form=rendering, depth=depth, progress=report
+        )
+    return next(iter(ran.runs.values()))
 
 
 def _benchmark(bench: Release | Path, qrels: Path | Qrels | None) -> Benchmark:

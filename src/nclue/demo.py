@@ -35,6 +35,7 @@ from nclue.corpus.store import META_FILE as COLLECTION_RECORD
 from nclue.errors import NclueError
 from nclue.io import atomic_write_text
 from nclue.matrix.runset import MANIFEST as RUN_MANIFEST
+from nclue.progress import progress_bars
 from nclue.release import MANIFEST_FILE
 from nclue.report.masking import MASK_DIR
 from nclue.report.paper import PaperReport
@@ -135,8 +136,8 @@ def run_demo(
     release just built (:func:`audited_qrels`), the report is written on its repaired qrels too.
     ``readers`` is the folder of committed reader replies (``data``: ``data/debian-docs/reader``
     and ``data/debian-docs-shift/reader``); with ``full``, the reader-judged benchmarks are
-    rebuilt from them (no reader is asked), scored by the default matrix, and each gets R03's
-    coverage study on its judged pools (grade-0 documents included; ``OUT/coverage-reader``,
+    rebuilt from them (no reader is asked), scored by the default matrix, and each gets the coverage
+    protocol's study on its judged pools (grade-0 documents included; ``OUT/coverage-reader``,
     ``OUT/coverage-shift-reader``).
     """
     from nclue.bench.params import BuildOptions
@@ -164,7 +165,8 @@ def run_demo(
         fetch_recipe("debian-docs", pdfs)
 
     with timings.stage("ingest", title("ingest PDFs into the page store")):
-        ingest(pdfs, collection, workers=workers, ocr="auto", progress=True)
+        with progress_bars(transient=True) as bar:
+            ingest(pdfs, collection, workers=workers, ocr="auto", progress=bar)
         console.print(render_info(collection_info(collection)))
 
     options = IndexOptions(dense=DenseOptions(backend=backend, max_chunks_per_page=1, workers=workers))
@@ -174,12 +176,10 @@ def run_demo(
         "indexes",
         title(f"page indexes: lexical, dense + tokens (MiniLM, {backend}, first 254 tokens), structure"),
     ) as stage:
-        steps = build_all(
-            collection,
-            options,
-            progress=True,
-            on_step=lambda s: console.print(f"{s.name}: {s.action} ({s.seconds:.1f} s)", highlight=False),
-        )
+        with progress_bars(transient=True) as bar:
+            steps = build_all(collection, options, progress=bar)
+        for s in steps:
+            console.print(f"{s.name}: {s.action} ({s.seconds:.1f} s)", highlight=False)
         stage.detail = {"steps": [{"index": s.name, "action": s.action, "seconds": round(s.seconds, 1)} for s in steps]}
 
     build_options = BuildOptions(judge="embedding", compose=replace(BuildOptions().compose, n_queries=queries))
@@ -200,7 +200,8 @@ def run_demo(
 
         with timings.stage("masking", title("condition masking: every fair system without each condition (S5a)")):
             fair = [r.name for r in spec.runs if r.form == spec.form]
-            run_masking(bench, collection, report / MASK_DIR, systems_to_mask(fair), spec.form, progress=True)
+            with progress_bars(transient=True) as bar:
+                run_masking(bench, collection, report / MASK_DIR, systems_to_mask(fair), spec.form, progress=bar)
         shift = _sourceshift(timings, title, out, workers, backend, build_options)
 
     with timings.stage("report", title("report: tables, studies, label figure, index.html")) as stage:
@@ -245,7 +246,8 @@ def _build_release(collection: Path, bench: Path, options, build, verify_release
 
 
 def _run_matrix(run_matrix, spec, bench: Path, collection: Path, runs: Path, workers: int) -> dict:  # noqa: ANN001
-    result = run_matrix(spec, bench, collection, runs, progress=True, workers=workers)
+    with progress_bars(transient=True) as bar:
+        result = run_matrix(spec, bench, collection, runs, progress=bar, workers=workers)
     console.print(f"{len(result.ran)} run(s) produced, {len(result.skipped)} unchanged and skipped")
     for name, problem in result.failed.items():
         console.print(f"[yellow]{escape(name)}[/]: {escape(problem)}")
@@ -269,11 +271,13 @@ def _sourceshift(timings: DemoTimings, title, out: Path, workers: int, backend: 
         "sourceshift", title("SourceShift: other Debian doc packages, gate per source (S3–S4)")
     ) as stage:
         fetch_recipe("debian-docs-shift", pdfs)
-        ingest(pdfs, coll, workers=workers, ocr="auto", progress=True)
+        with progress_bars(transient=True) as bar:
+            ingest(pdfs, coll, workers=workers, ocr="auto", progress=bar)
         console.print(render_info(collection_info(coll)))
         if not _lexical_ok(coll):
             build_lexical_index(coll)
-        build_dense_index(coll, backend=backend, max_chunks_per_page=1, progress=True, workers=workers)
+        with progress_bars(transient=True) as bar:
+            build_dense_index(coll, backend=backend, max_chunks_per_page=1, progress=bar, workers=workers)
         stage.detail = {"build": _build_release(coll, bench, options, build, verify_release)}
         stage.detail |= _run_matrix(run_matrix, load_matrix("shift"), bench, coll, runs, workers)
     return bench, runs
@@ -482,7 +486,8 @@ def _coverage(bench: Path, collection: Path, out: Path, pool: str | None = None)
     stamp = f"{stamp} {pool}"
     kept = summary.is_file() and _read_stamp(out) == stamp
     if not kept:
-        run_coverage(bench, collection, out, pool=pool, progress=True, log=console.print)
+        with progress_bars(transient=True) as bar:
+            run_coverage(bench, collection, out, pool=pool, progress=bar, log=console.print)
         atomic_write_text(out / REPORT_STAMP, stamp + "\n")
     split = json.loads(summary.read_text(encoding="utf-8"))["splits"]["all"]
     caption = f"Coverage selection, split all ({split['tasks']} tasks): {out / RESULTS_DIR / 'results.md'}"

@@ -1,21 +1,25 @@
 """One progress protocol for every long job, and the one terminal renderer of it.
 
 A stage-aware job takes ``progress: Progress`` and calls ``progress(stage, advance, total)``:
-``stage`` names the unit of work (``"mine"``, ``"pools"``), ``advance`` is how many units were
-finished since the last call (0 to announce), ``total`` the stage's size when it becomes known
-(``None``: unchanged or unknown). An inner loop that works within one stage takes an
-:data:`Advance` — ``advance(n)`` — made by :func:`stage_advance`. Those jobs never draw: the CLI
-passes :func:`progress_bars`' callback, a test passes a list's ``append`` or :func:`quiet`.
+``stage`` names the unit of work (``"documents"``, ``"dense chunks"``, ``"queries: bm25.and"``),
+``advance`` is how many units were finished since the last call (0 to announce), ``total`` the
+stage's size when it becomes known (``None``: unchanged or unknown). An inner loop that works
+within one stage takes an :data:`Advance` — ``advance(n)`` — made by :func:`stage_advance`. Those
+jobs never draw: the CLI passes :func:`progress_bars`' callback, a test passes a list's
+``append`` or :func:`quiet`.
 
-Not yet on this protocol: the index builds, ``ingest`` and ``run_systems`` take ``progress: bool``
-(draw their own rich bars on stderr when true), as the public API (:mod:`nclue.api`) does.
+The public API (:mod:`nclue.api`) once took ``progress: bool``; :func:`as_progress` still turns
+``True``/``False`` into bars or quiet, with a :class:`DeprecationWarning`.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Protocol
+
+from nclue.api_args import is_bool, refuse
 
 Advance = Callable[[int], None]
 """``advance(n)``: ``n`` more units of the current stage are done."""
@@ -31,34 +35,71 @@ def quiet(stage: str, advance: int, total: int | None) -> None:
     """The progress callback that reports nothing (the default of every job)."""
 
 
-def stage_advance(progress: Progress, stage: str) -> Advance:
-    """``advance(n)`` for one stage of ``progress`` (what inner loops are given)."""
+def stage_advance(progress: Progress, stage: str, total: int | None = None) -> Advance:
+    """``advance(n)`` for one stage of ``progress`` (what inner loops are given); announces
+    the stage with its ``total`` first when one is given."""
+    if total is not None:
+        progress(stage, 0, total)
     return lambda n: progress(stage, n, None)
 
 
 @contextmanager
-def progress_bars(transient: bool = False) -> Iterator[Progress]:
-    """A rich bar per stage on stderr (description, bar, done/total, elapsed); yields the callback."""
+def progress_bars(transient: bool = False, enabled: bool = True) -> Iterator[Progress]:
+    """A rich bar per stage on stderr (description, bar, done/total, elapsed); yields the callback.
+
+    Nothing is drawn until the first stage is reported (a job that fails first prints only its
+    error); ``enabled=False`` yields :func:`quiet` and draws nothing (a CLI's ``--no-progress``).
+    """
+    if not enabled:
+        yield quiet
+        return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
     from rich.progress import Progress as Bars
 
-    with Bars(
-        TextColumn("{task.description}"),
+    bars = Bars(
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=Console(stderr=True),
         transient=transient,
-    ) as bars:
-        tasks: dict[str, int] = {}
+    )
+    tasks: dict[str, int] = {}
 
-        def report(stage: str, advance: int, total: int | None) -> None:
-            if stage not in tasks:
-                tasks[stage] = bars.add_task(stage, total=total)
-            elif total is not None:
-                bars.update(tasks[stage], total=total)
-            if advance:
-                bars.advance(tasks[stage], advance)
+    def report(stage: str, advance: int, total: int | None) -> None:
+        if not tasks:
+            bars.start()
+        if stage not in tasks:
+            tasks[stage] = bars.add_task(stage, total=total)
+        elif total is not None:
+            bars.update(tasks[stage], total=total)
+        if advance:
+            bars.advance(tasks[stage], advance)
 
+    try:
         yield report
+    finally:
+        if tasks:
+            bars.stop()
+
+
+def as_progress(value: object, caller: str) -> AbstractContextManager[Progress]:
+    """A public function's ``progress`` argument as a context manager that yields a :class:`Progress`.
+
+    A callback is yielded as given. ``True``/``False`` — the old ``progress: bool`` — still mean
+    bars on stderr (:func:`progress_bars`) or :func:`quiet`, with a :class:`DeprecationWarning`
+    pointing at ``caller``'s caller. Anything else is an :class:`~nclue.errors.NclueError` naming
+    ``progress``.
+    """
+    if is_bool(value):
+        warnings.warn(
+            f"{caller}(progress={bool(value)}) is deprecated: pass a progress callback, e.g. "
+            f"`with nclue.progress.progress_bars() as bar: {caller}(..., progress=bar)`, or leave it out for quiet",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return progress_bars(enabled=bool(value))
+    if callable(value):
+        return nullcontext(value)
+    raise refuse("progress", "a progress callback progress(stage, advance, total)", value, "nclue.progress.quiet")

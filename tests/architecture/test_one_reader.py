@@ -5,6 +5,9 @@ A run folder's ``matrix.json`` is read through :class:`nclue.matrix.runset.RunSe
 through :func:`nclue.corpus.store.collection_record`. The check is an ``ast`` walk for
 string constants equal to the file name (a path being built), as in ``test_release_door.py``:
 docstrings and messages that merely mention the file are longer strings and never match.
+
+Progress has one protocol too, :class:`nclue.progress.Progress`: no module defines another
+callback type for it, and no job takes ``progress: bool`` and draws its own bars.
 """
 
 from __future__ import annotations
@@ -70,3 +73,72 @@ def test_the_progress_walk_finds_a_second_protocol(tmp_path: Path) -> None:
         "def f(tick: Callable[[int], None] | None = None):\n    pass\n"
     )
     assert progress_aliases(tmp_path) == ["rogue.py:2", "rogue.py:3"]
+
+
+def bool_progress(source: str) -> list[int]:
+    """Lines of every ``progress: bool`` (or ``bool | None``) annotation in ``source``: an argument or a field.
+
+    A job takes a :class:`nclue.progress.Progress` callback; the public API's old booleans are turned
+    into one in a single place, :func:`nclue.progress.as_progress`, whose argument is not a ``bool``.
+    A CLI flag keeps its ``--progress/--no-progress`` option under another parameter name.
+    """
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.arg) and node.arg == "progress":
+            annotation = node.annotation
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "progress":
+            annotation = node.annotation
+        else:
+            continue
+        if annotation is None:
+            continue
+        written = annotation.value if isinstance(annotation, ast.Constant) else ast.unparse(annotation)
+        if written in ("bool", "bool | None", "Optional[bool]"):
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_no_job_takes_progress_as_a_bool() -> None:
+    found = [
+        f"{path.relative_to(SRC).as_posix()}:{line}"
+        for path in sorted(SRC.rglob("*.py"))
+        for line in bool_progress(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+
+
+def test_the_bool_walk_finds_a_progress_flag() -> None:
+    source = (
+        "def job(items, progress: bool = False):\n    pass\n"
+        "class Options:\n    progress: bool | None = None\n"
+        "def cli(show_progress: bool = True, progress: Progress = quiet):\n    pass\n"
+        "def other(verbose: bool, *, progress: 'bool'):\n    pass\n"
+    )
+    assert bool_progress(source) == [1, 4, 7]
+
+
+def bar_drawers(src: Path) -> list[str]:
+    """``file:line`` of every import of ``rich.progress`` outside ``progress.py`` (the one renderer)."""
+    out = []
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src).as_posix()
+        if rel == "progress.py":
+            continue
+        lines = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module] if isinstance(node, ast.ImportFrom) else []
+            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if "rich.progress" in names:
+                lines.add(node.lineno)
+        out += [f"{rel}:{line}" for line in sorted(lines)]
+    return out
+
+
+def test_only_progress_bars_draws_bars() -> None:
+    assert bar_drawers(SRC) == []
+
+
+def test_the_drawer_walk_finds_a_second_renderer(tmp_path: Path) -> None:
+    (tmp_path / "progress.py").write_text("from rich.progress import Progress\n")
+    (tmp_path / "job.py").write_text("def run():\n    from rich.progress import Progress\n\n\nimport rich.progress\n")
+    assert bar_drawers(tmp_path) == ["job.py:2", "job.py:5"]

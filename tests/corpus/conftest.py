@@ -100,5 +100,5 @@ def small_collection(small_pdf_dir: Path, tmp_path_factory: pytest.TempPathFacto
     from nclue.corpus.ingest import ingest
 
     collection = tmp_path_factory.mktemp("small-collection") / "collection"
-    ingest(small_pdf_dir, collection, workers=1, ocr="auto", progress=False)
+    ingest(small_pdf_dir, collection, workers=1, ocr="auto")
     return collection

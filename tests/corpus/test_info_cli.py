@@ -40,7 +40,7 @@ def test_non_space_chars() -> None:
 
 
 def test_info_reports_failures_by_reason(bad_pdf_dir: Path, tmp_path: Path) -> None:
-    ingest(bad_pdf_dir, tmp_path / "coll", ocr="off", progress=False)
+    ingest(bad_pdf_dir, tmp_path / "coll", ocr="off")
     info = collection_info(tmp_path / "coll")
     assert info["files"] == 8 and info["documents"] == 2 and info["duplicates"] == 1
     assert info["failures"] == {"corrupt": 1, "empty": 1, "encrypted": 1, "not_pdf": 1, "truncated": 1}
@@ -52,7 +52,10 @@ def test_info_reports_failures_by_reason(bad_pdf_dir: Path, tmp_path: Path) -> N
 def test_cli_ingest_and_info(bad_pdf_dir: Path, tmp_path: Path, debian_pdf_dir: Path) -> None:
     done = nclue("ingest", bad_pdf_dir, tmp_path / "coll", "--workers", "1", "--ocr", "off", "--no-progress")
     assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
     assert "2 documents" in done.stdout and "1 truncated" in done.stdout
+    shown = nclue("ingest", bad_pdf_dir / "good", tmp_path / "shown", "--ocr", "off")
+    assert shown.returncode == 0 and "documents" in shown.stderr and "2/2" in shown.stderr
     assert "duplicate: good/functan_copy = good/functan" in done.stdout
     as_json = nclue("collection", "info", tmp_path / "coll", "--format", "json")
     assert as_json.returncode == 0 and json.loads(as_json.stdout)["failures"]["not_pdf"] == 1

@@ -61,7 +61,7 @@ def test_doc_ids_are_readable_and_unique(tmp_path: Path, small_pdf_dir: Path) ->
 
 
 def test_bad_inputs_are_recorded_and_the_run_goes_on(bad_pdf_dir: Path, tmp_path: Path) -> None:
-    summary = ingest(bad_pdf_dir, tmp_path / "coll", workers=1, ocr="auto", progress=False)
+    summary = ingest(bad_pdf_dir, tmp_path / "coll", workers=1, ocr="auto")
     assert summary.failures == {"corrupt": 1, "empty": 1, "encrypted": 1, "not_pdf": 1, "truncated": 1}
     assert summary.duplicates == [("good/functan_copy", "good/functan")]
     assert summary.n_files == 8 and summary.n_docs == 2
@@ -82,15 +82,15 @@ def test_bad_inputs_are_recorded_and_the_run_goes_on(bad_pdf_dir: Path, tmp_path
 
 def test_nothing_ingested_and_wrong_arguments_raise(tmp_path: Path, bad_pdf_dir: Path) -> None:
     with pytest.raises(NclueError) as missing:
-        ingest(tmp_path / "nope", tmp_path / "c1", progress=False)
+        ingest(tmp_path / "nope", tmp_path / "c1")
     assert missing.value.exit_code == 2
     (tmp_path / "empty").mkdir()
     with pytest.raises(NclueError, match="no \\*.pdf files"):
-        ingest(tmp_path / "empty", tmp_path / "c2", progress=False)
+        ingest(tmp_path / "empty", tmp_path / "c2")
     with pytest.raises(NclueError, match="--ocr"):
-        ingest(bad_pdf_dir, tmp_path / "c3", ocr="sometimes", progress=False)
+        ingest(bad_pdf_dir, tmp_path / "c3", ocr="sometimes")
     with pytest.raises(NclueError) as nothing:
-        ingest(bad_pdf_dir / "bad", tmp_path / "c4", ocr="off", progress=False)
+        ingest(bad_pdf_dir / "bad", tmp_path / "c4", ocr="off")
     assert nothing.value.exit_code == 1
     assert "1 truncated" in str(nothing.value)
     assert len(pq.read_table(tmp_path / "c4" / "docs.parquet")) == 5
@@ -100,7 +100,7 @@ def test_rerun_reuses_everything_and_is_byte_identical(
     small_pdf_dir: Path, small_collection: Path, tmp_path: Path
 ) -> None:
     before = store_bytes(small_collection)
-    summary = ingest(small_pdf_dir, small_collection, workers=1, ocr="auto", progress=False)
+    summary = ingest(small_pdf_dir, small_collection, workers=1, ocr="auto")
     assert summary.n_extracted == 0 and summary.n_reused == 12
     assert store_bytes(small_collection) == before
     assert not (small_collection / WORK_DIR).exists()
@@ -117,7 +117,7 @@ def test_committed_fixture_collection_is_what_ingest_writes(small_collection: Pa
 
 @pytest.mark.slow
 def test_two_workers_write_the_same_bytes(small_pdf_dir: Path, small_collection: Path, tmp_path: Path) -> None:
-    ingest(small_pdf_dir, tmp_path / "w2", workers=2, ocr="auto", progress=False)
+    ingest(small_pdf_dir, tmp_path / "w2", workers=2, ocr="auto")
     assert store_bytes(tmp_path / "w2") == store_bytes(small_collection)
 
 
@@ -131,7 +131,7 @@ def test_sigkill_then_rerun_gives_the_uninterrupted_store(
         "m.FLUSH_PAGES = 1\n"
         "flush = m.ShardWriter.flush\n"
         "m.ShardWriter.flush = lambda self: (flush(self), time.sleep(0.2))\n"
-        "m.ingest(sys.argv[1], sys.argv[2], workers=1, ocr='auto', progress=False)\n"
+        "m.ingest(sys.argv[1], sys.argv[2], workers=1, ocr='auto')\n"
     )
     proc = subprocess.Popen([sys.executable, "-c", script, str(small_pdf_dir), str(collection)])
     work = collection / WORK_DIR
@@ -144,14 +144,14 @@ def test_sigkill_then_rerun_gives_the_uninterrupted_store(
     assert not (collection / "pages.parquet").exists()
     shards = len(list(work.glob("shard-*.arrow")))
     assert 4 <= shards < 12
-    summary = ingest(small_pdf_dir, collection, workers=1, ocr="auto", progress=False)
+    summary = ingest(small_pdf_dir, collection, workers=1, ocr="auto")
     assert summary.n_reused >= 4 and summary.n_extracted == 12 - summary.n_reused
     assert store_bytes(collection) == store_bytes(small_collection)
 
 
 @pytest.mark.slow
 def test_full_debian_corpus(debian_pdf_dir: Path, tmp_path: Path) -> None:
-    summary = ingest(debian_pdf_dir, tmp_path / "full", workers=2, ocr="auto", progress=False)
+    summary = ingest(debian_pdf_dir, tmp_path / "full", workers=2, ocr="auto")
     assert summary.n_files == 487 and summary.n_docs == 479 and summary.n_pages == 14517
     assert summary.failures == {}
     assert len(summary.duplicates) == 8
@@ -185,18 +185,48 @@ def test_unexpected_exception_is_recorded_not_raised(
         return real(path, ocr=ocr)
 
     monkeypatch.setattr(module, "extract_pdf", flaky)
-    summary = ingest(bad_pdf_dir / "good", tmp_path / "c", ocr="off", progress=False)
+    summary = ingest(bad_pdf_dir / "good", tmp_path / "c", ocr="off")
     assert summary.failures == {"error": 1} and summary.n_docs == 1
     rows = {d["doc_id"]: d for d in PageStore.open(tmp_path / "c").docs.to_pylist()}
     assert rows["algorithms"]["error"] == "ValueError: boom"
 
 
-def test_progress_bar_reports_pages_per_second(
-    small_pdf_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_progress_hears_the_documents_and_pages_left_to_extract(small_pdf_dir: Path, tmp_path: Path) -> None:
+    events: list[tuple[str, int, int | None]] = []
+    summary = ingest(
+        small_pdf_dir / "r-doc-pdf", tmp_path / "c", ocr="off", progress=lambda *event: events.append(event)
+    )
+    assert events[0] == ("documents", 0, 3)
+    assert sum(n for stage, n, _ in events if stage == "documents") == 3 == summary.n_extracted
+    assert sum(n for stage, n, _ in events if stage == "pages") == 162 == summary.extracted_pages
+    assert {stage for stage, _, _ in events} == {"documents", "pages"}
+    assert all(total is None for _, _, total in events[1:])
+    again: list[tuple[str, int, int | None]] = []
+    ingest(small_pdf_dir / "r-doc-pdf", tmp_path / "c", ocr="off", progress=lambda *event: again.append(event))
+    assert again == [("documents", 0, 0)]
+
+
+def test_ingest_draws_nothing_unless_given_the_bars(
+    bad_pdf_dir: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    ingest(small_pdf_dir / "r-doc-pdf", tmp_path / "c", ocr="off", progress=True)
-    err = capsys.readouterr().err
-    assert "3/3" in err and "pages/s" in err and "162 pages" in err
+    from nclue.progress import progress_bars
+
+    ingest(bad_pdf_dir / "good", tmp_path / "c", ocr="off")
+    assert capfd.readouterr().err == ""
+    with progress_bars() as bar:
+        ingest(bad_pdf_dir / "good", tmp_path / "d", ocr="off", progress=bar)
+    err = capfd.readouterr().err
+    assert "documents" in err and "2/2" in err and "pages" in err
+
+
+def test_the_public_ingest_still_takes_a_bool(
+    bad_pdf_dir: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import nclue
+
+    with pytest.warns(DeprecationWarning, match=r"nclue.ingest\(progress=True\) is deprecated"):
+        summary = nclue.ingest(bad_pdf_dir / "good", tmp_path / "c", ocr="off", progress=True)
+    assert summary.n_docs == 2 and "2/2" in capfd.readouterr().err
 
 
 def test_collection_inside_the_pdf_folder_is_not_scanned(bad_pdf_dir: Path, tmp_path: Path) -> None:
@@ -206,7 +236,7 @@ def test_collection_inside_the_pdf_folder_is_not_scanned(bad_pdf_dir: Path, tmp_
     shutil.copytree(bad_pdf_dir / "good", root)
     (root / "coll").mkdir()
     (root / "coll" / "stray.pdf").write_bytes((root / "functan.pdf").read_bytes())
-    summary = ingest(root, root / "coll", ocr="off", progress=False)
+    summary = ingest(root, root / "coll", ocr="off")
     assert summary.n_files == 3 and summary.n_docs == 2
 
 
@@ -215,11 +245,11 @@ def test_added_and_removed_files_update_incrementally(bad_pdf_dir: Path, small_p
 
     root = tmp_path / "pdfs"
     shutil.copytree(bad_pdf_dir / "good", root)
-    first = ingest(root, tmp_path / "c", ocr="off", progress=False)
+    first = ingest(root, tmp_path / "c", ocr="off")
     assert (first.n_extracted, first.n_docs) == (2, 2)
     shutil.copyfile(small_pdf_dir / "r-doc-pdf/R/doc/manual/R-data.pdf", root / "R-data.pdf")
     (root / "algorithms.pdf").unlink()
-    second = ingest(root, tmp_path / "c", ocr="off", progress=False)
+    second = ingest(root, tmp_path / "c", ocr="off")
     assert (second.n_extracted, second.n_reused, second.n_docs) == (1, 1, 2)
     assert PageStore.open(tmp_path / "c").doc_ids.tolist() == ["R-data", "functan"]
 
@@ -228,8 +258,8 @@ def test_torn_shards_and_other_ocr_modes_are_not_reused(bad_pdf_dir: Path, tmp_p
     collection = tmp_path / "c"
     (collection / WORK_DIR).mkdir(parents=True)
     (collection / WORK_DIR / "shard-000001.arrow").write_bytes(b"torn write")
-    first = ingest(bad_pdf_dir / "good", collection, ocr="off", progress=False)
+    first = ingest(bad_pdf_dir / "good", collection, ocr="off")
     assert (first.n_extracted, first.n_reused) == (2, 0)
-    again = ingest(bad_pdf_dir / "good", collection, ocr="auto", progress=False)
+    again = ingest(bad_pdf_dir / "good", collection, ocr="auto")
     assert (again.n_extracted, again.n_reused) == (2, 0)
-    assert ingest(bad_pdf_dir / "good", collection, ocr="auto", progress=False).n_reused == 2
+    assert ingest(bad_pdf_dir / "good", collection, ocr="auto").n_reused == 2

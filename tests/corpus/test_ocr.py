@@ -64,7 +64,7 @@ def scanned_dir(debian_pdf_dir: Path, tmp_path_factory: pytest.TempPathFactory) 
 def test_image_only_page_is_ocred_in_auto_mode(scanned_dir: Path, debian_pdf_dir: Path, tmp_path: Path) -> None:
     original = bare_pages(debian_pdf_dir / FUNCTAN)[1]
     assert bare_pages(scanned_dir / "scan.pdf") == [""]
-    summary = ingest(scanned_dir, tmp_path / "auto", ocr="auto", progress=False)
+    summary = ingest(scanned_dir, tmp_path / "auto", ocr="auto")
     assert summary.n_ocr_pages == 1
     rows = {r["doc_id"]: r for r in PageStore.open(tmp_path / "auto").pages.to_pylist()}
     assert rows["scan"]["method"] == "ocr" and rows["text"]["method"] == "text"
@@ -74,14 +74,14 @@ def test_image_only_page_is_ocred_in_auto_mode(scanned_dir: Path, debian_pdf_dir
 
 
 def test_ocr_off_leaves_image_pages_empty(scanned_dir: Path, tmp_path: Path) -> None:
-    ingest(scanned_dir, tmp_path / "off", ocr="off", progress=False)
+    ingest(scanned_dir, tmp_path / "off", ocr="off")
     rows = {r["doc_id"]: r for r in PageStore.open(tmp_path / "off").pages.to_pylist()}
     assert rows["scan"]["method"] == "none" and rows["scan"]["text"] == "" and rows["scan"]["n_chars"] == 0
 
 
 @pytest.mark.slow
 def test_force_ocrs_text_pages_too(scanned_dir: Path, tmp_path: Path) -> None:
-    ingest(scanned_dir, tmp_path / "force", ocr="force", progress=False)
+    ingest(scanned_dir, tmp_path / "force", ocr="force")
     rows = {r["doc_id"]: r for r in PageStore.open(tmp_path / "force").pages.to_pylist()}
     assert rows["text"]["method"] == "ocr" and rows["scan"]["method"] == "ocr"
 
@@ -89,6 +89,6 @@ def test_force_ocrs_text_pages_too(scanned_dir: Path, tmp_path: Path) -> None:
 def test_missing_tesseract_is_a_clear_error(scanned_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ocr.shutil, "which", lambda name: None)
     with pytest.raises(NclueError, match="apt-get install -y tesseract-ocr") as error:
-        ingest(scanned_dir, tmp_path / "c", ocr="auto", progress=False)
+        ingest(scanned_dir, tmp_path / "c", ocr="auto")
     assert error.value.exit_code == 2
-    assert ingest(scanned_dir, tmp_path / "c", ocr="off", progress=False).n_docs == 2
+    assert ingest(scanned_dir, tmp_path / "c", ocr="off").n_docs == 2

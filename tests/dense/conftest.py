@@ -47,7 +47,7 @@ def subset_dense(subset_collection: Path) -> Path:
     """``subset_collection`` with the default (bfloat16) dense index of the bundled MiniLM (returns the collection)."""
     from nclue.index.dense import build_dense_index
 
-    build_dense_index(subset_collection, progress=False)
+    build_dense_index(subset_collection)
     return subset_collection
 
 
@@ -64,7 +64,7 @@ def tiny_indexed_source(tiny_source: Path, tmp_path_factory: pytest.TempPathFact
 
     target = tmp_path_factory.mktemp("dense") / "tiny-indexed"
     shutil.copytree(tiny_source, target)
-    build_dense_index(target, progress=False)
+    build_dense_index(target)
     return target
 
 

@@ -53,7 +53,7 @@ def test_resume_after_interruption(tiny_collection, tiny_indexed_source, monkeyp
 
     monkeypatch.setattr(dense_index, "load_encoder", lambda *a, **k: Interrupting(real(*a, **k), fail_at=3))
     with pytest.raises(KeyboardInterrupt):
-        build_dense_index(tiny_collection, shard_size=8, progress=False, workers=1)
+        build_dense_index(tiny_collection, shard_size=8, workers=1)
     directory = next((tiny_collection / "index" / "dense").iterdir())
     assert len(list((directory / "shards").glob("shard-*.npy"))) == 2
     assert json.loads((directory / "manifest.json").read_text())["complete"] is False
@@ -62,7 +62,7 @@ def test_resume_after_interruption(tiny_collection, tiny_indexed_source, monkeyp
 
     calls.clear()
     monkeypatch.setattr(dense_index, "load_encoder", lambda *a, **k: Interrupting(real(*a, **k), fail_at=-1))
-    build_dense_index(tiny_collection, shard_size=8, progress=False, workers=1)
+    build_dense_index(tiny_collection, shard_size=8, workers=1)
     index = open_dense_index(tiny_collection)
     n_shards = -(-len(index.chunks) // 8)
     assert len(calls) == n_shards - 2  # the two finished shards were not encoded again
@@ -73,8 +73,8 @@ def test_resume_after_interruption(tiny_collection, tiny_indexed_source, monkeyp
 
 def test_refuses_to_mix_settings_and_rebuilds(tiny_indexed):
     with pytest.raises(NclueError, match=r"other settings .*window: index has 254, asked 128.*--rebuild"):
-        build_dense_index(tiny_indexed, progress=False, window=128, overlap=16)
-    build_dense_index(tiny_indexed, progress=False, window=128, overlap=16, rebuild=True)
+        build_dense_index(tiny_indexed, window=128, overlap=16)
+    build_dense_index(tiny_indexed, window=128, overlap=16, rebuild=True)
     assert open_dense_index(tiny_indexed).manifest["window"] == 128
 
 
@@ -107,7 +107,7 @@ def test_changed_collection_is_detected(tiny_indexed):
 @pytest.mark.parametrize("kwargs", [{"backend": "cuda"}, {"dtype": "int4"}, {"shard_size": 0}])
 def test_bad_build_arguments(tiny_collection, kwargs):
     with pytest.raises(NclueError):
-        build_dense_index(tiny_collection, progress=False, **kwargs)
+        build_dense_index(tiny_collection, **kwargs)
 
 
 def test_options_and_keywords_name_the_same_index(tiny_indexed):
@@ -135,14 +135,14 @@ def test_options_and_keywords_name_the_same_index(tiny_indexed):
 
 def test_missing_model(tiny_collection, tmp_path):
     with pytest.raises(NclueError, match="model path not found"):
-        build_dense_index(tiny_collection, model_path=tmp_path / "missing", progress=False)
+        build_dense_index(tiny_collection, model_path=tmp_path / "missing")
 
 
 @pytest.mark.slow
 def test_onnx_backend_index_matches_the_bf16_default(tiny_indexed):
     """ONNX Runtime fp32 (equal to sentence-transformers to ~1e-6, tests/models) against the bfloat16 default."""
     tiny_collection = tiny_indexed
-    build_dense_index(tiny_collection, backend="onnx", progress=False, dtype="float16")
+    build_dense_index(tiny_collection, backend="onnx", dtype="float16")
     bf16_index = open_dense_index(tiny_collection, backend="torch-bf16")
     onnx_index = open_dense_index(tiny_collection, backend="onnx")
     assert onnx_index.vectors.dtype == np.float16

@@ -112,7 +112,12 @@ def test_token_only_pass_equals_the_one_pass_build(token_source: Path, tmp_path:
     shutil.rmtree(coll / "index" / "tokens")
     dense, missing = opened(coll)
     assert missing is None
-    build_dense_index(coll, backend="onnx", tokens=True, shard_size=8)  # dense kept, token-only pass
+    events: list[tuple[str, int, int | None]] = []
+    build_dense_index(coll, backend="onnx", tokens=True, shard_size=8, progress=lambda *event: events.append(event))
+    # dense kept (no "dense chunks" stage), a token-only pass over every chunk
+    assert events[0] == ("token chunks", 0, len(dense.chunks))
+    assert {stage for stage, _, _ in events} == {"token chunks"}
+    assert sum(n for _, n, _ in events) == len(dense.chunks)
     _, rebuilt = opened(coll)
     _, original = opened(token_source)
     np.testing.assert_array_equal(np.asarray(rebuilt.codes), np.asarray(original.codes))
@@ -141,9 +146,13 @@ def test_a_killed_token_pass_resumes(tokens_coll: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(module.TokenShards, "write", real)
     written: list[int] = []
     monkeypatch.setattr(module.TokenShards, "write", lambda self, s, v: (written.append(s), real(self, s, v)))
-    build_token_index(tokens_coll, dense, shard_size=8)
+    events: list[tuple[str, int, int | None]] = []
+    build_token_index(tokens_coll, dense, shard_size=8, progress=lambda *event: events.append(event))
     # shards may finish out of order (one encoder process per CPU): the one written before the kill is kept
     assert calls[0] not in written and len(written) == len(set(calls) | set(written)) - 1
+    left = sum(min(8, len(dense.chunks) - 8 * shard) for shard in written)
+    assert events[0] == ("token chunks", 0, left) and left < len(dense.chunks)
+    assert sum(n for _, n, _ in events) == left
     assert opened(tokens_coll)[1] is not None
 
 
@@ -180,6 +189,7 @@ def test_index_all_builds_in_order_and_keeps_current_ones(cli, tiny_source_copy:
     args = ("index", tiny_source_copy, "--all", "--dense-backend", "onnx", "--dense-max-chunks", "1")
     first = cli(*args)
     assert first.exit_code == 0, first.output
+    assert re.search(r"^indexes .* 5/5", first.output, flags=re.M) and "dense chunks" in first.output
     actions = dict(re.findall(r"^(lexical|duplicates|dense|tokens|structure): (built|kept)", first.output, flags=re.M))
     # the dense builder writes the token index in the same encoder pass, so the tokens step finds it current
     assert actions == {

@@ -85,6 +85,6 @@ def frozen_runs(small_bench: Path, indexed_collection: Path, tmp_path_factory: p
     spec_path = root / "mini.toml"
     spec_path.write_text(MINI_MATRIX, encoding="utf-8")
     runs = root / "runs"
-    run_matrix(load_matrix(spec_path), small_bench, indexed_collection, runs, progress=False)
+    run_matrix(load_matrix(spec_path), small_bench, indexed_collection, runs)
     write_report(compute_report(small_bench, runs, n_boot=200, n_draws=1000), root / "report")
     return runs

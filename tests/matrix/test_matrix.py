@@ -69,39 +69,43 @@ def test_unchanged_runs_are_skipped_and_changed_ones_rerun(
 ) -> None:
     spec = load_matrix(mini_matrix)
     out = tmp_path / "runs"
-    first = run_matrix(spec, small_bench, indexed_collection, out, progress=False)
+    events: list[tuple[str, int, int | None]] = []
+    first = run_matrix(spec, small_bench, indexed_collection, out, progress=lambda *event: events.append(event))
     assert sorted(first.ran) == sorted(spec.run_names) and not first.skipped
+    assert events[0] == ("runs", 0, len(spec.run_names)) and sum(n for _, n, _ in events) == len(spec.run_names)
     manifest = json.loads((out / MANIFEST).read_text())
     for name in spec.run_names:
         entry = manifest["runs"][name]
         assert entry["spec_hash"] and entry["versions"]["nclue"] and entry["seconds"] >= 0
         assert run_path(out, name).is_file() and run_path(out, name, ".trec").is_file()
 
-    second = run_matrix(spec, small_bench, indexed_collection, out, progress=False)
+    events.clear()
+    second = run_matrix(spec, small_bench, indexed_collection, out, progress=lambda *event: events.append(event))
     assert second.ran == [] and sorted(second.skipped) == sorted(spec.run_names)
+    assert events == [("runs", 0, 0)]
 
     changed = mini_matrix.read_text().replace('system = "bm25.joint"', 'system = "bm25.page_max"')
     mini_matrix.write_text(changed)
-    third = run_matrix(load_matrix(mini_matrix), small_bench, indexed_collection, out, progress=False)
+    third = run_matrix(load_matrix(mini_matrix), small_bench, indexed_collection, out)
     assert third.ran == ["bm25.page_max"]
     assert "bm25.joint" not in json.loads((out / MANIFEST).read_text())["runs"]
 
     (out / "bm25.and.jsonl").write_text("{}\n")
-    fourth = run_matrix(load_matrix(mini_matrix), small_bench, indexed_collection, out, progress=False)
+    fourth = run_matrix(load_matrix(mini_matrix), small_bench, indexed_collection, out)
     assert fourth.ran == ["bm25.and"]
 
     bench_copy = tmp_path / "bench"
     shutil.copytree(small_bench, bench_copy)
     queries = (bench_copy / "queries.jsonl").read_text().splitlines()
     (bench_copy / "queries.jsonl").write_text("\n".join(queries[:-1]) + "\n")
-    fifth = run_matrix(load_matrix(mini_matrix), bench_copy, indexed_collection, out, progress=False)
+    fifth = run_matrix(load_matrix(mini_matrix), bench_copy, indexed_collection, out)
     assert sorted(fifth.ran) == sorted(load_matrix(mini_matrix).run_names)
 
     qids = [json.loads(line)["qid"] for line in queries[:-1]]
     for text, expected in (("a paraphrase", "ran"), ("another paraphrase", "ran"), ("another paraphrase", "skipped")):
         rows = "".join(json.dumps({"qid": q, "text": f"{text} {i}"}) + "\n" for i, q in enumerate(qids))
         (bench_copy / "paraphrases.jsonl").write_text(rows)  # a filled, then refilled paraphrase cache
-        result = run_matrix(load_matrix(mini_matrix), bench_copy, indexed_collection, out, progress=False)
+        result = run_matrix(load_matrix(mini_matrix), bench_copy, indexed_collection, out)
         assert sorted(getattr(result, expected)) == sorted(load_matrix(mini_matrix).run_names), text
 
 

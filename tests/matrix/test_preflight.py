@@ -49,7 +49,7 @@ def test_a_matrix_with_a_missing_index_writes_no_run(
     )
     out = tmp_path / "runs"
     with pytest.raises(NclueError, match=r"(?s)needs indexes the collection does not have; nothing was run.*no dense"):
-        run_matrix(load_matrix(spec), small_bench, indexed_collection, out, progress=False)
+        run_matrix(load_matrix(spec), small_bench, indexed_collection, out)
     assert not list(out.glob("*.jsonl")) and not list(out.glob("*.trec"))
 
 

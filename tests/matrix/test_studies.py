@@ -88,6 +88,24 @@ def test_paraphrase_probe_row_is_the_hand_scored_difference(report, study_runs) 
     assert report.query_forms["bm25.and"]["paraphrase"] == pytest.approx(hand_para)
 
 
+def test_masking_reruns_only_a_damaged_run(study_runs, indexed_collection: Path, tmp_path: Path) -> None:  # noqa: ANN001
+    from nclue.report.masking import run_masking
+
+    bench, runs = study_runs
+    masking = Path(shutil.copytree(runs.parent / "masking", tmp_path / "masking"))
+    run_path(masking, "bm25.and@drop2").unlink()
+    events: list[tuple[str, int, int | None]] = []
+    started: list[str] = []
+    produced = run_masking(
+        bench, indexed_collection, masking, ["bm25.and", "bm25.decompose(distinct)"], "clean_v2",
+        progress=lambda *event: events.append(event), tick=started.append,
+    )  # fmt: skip
+    assert produced == started == ["bm25.and@drop2"]
+    assert events == [("masked runs", 0, 1), ("masked runs", 1, None)]
+    rerun, original = (run_path(folder, "bm25.and@drop2") for folder in (masking, runs.parent / "masking"))
+    assert rerun.read_bytes() == original.read_bytes()
+
+
 def test_masked_runs_ask_the_remaining_conditions(study_runs, indexed_collection: Path) -> None:  # noqa: ANN001
     from nclue.query import render_clean_v2
     from nclue.systems.backbone import Request
@@ -180,22 +198,20 @@ def test_shift_tables_by_hand(report, study_runs) -> None:  # noqa: ANN001
     }
     gold_sources = {q: {source_of[d] for d, lab in labels[q].items() if lab == "gold"} for q in qids}
     shift = report.shift
-    by_source = {s["source"]: s for s in shift.sources}
+    by_source = {s.source: s for s in shift.sources}
     for source, row in by_source.items():
-        assert row["queries"] == sum(1 for q in qids if gold_sources[q] == {source})
+        assert row.queries == sum(1 for q in qids if gold_sources[q] == {source})
     assert shift.mixed_queries == sum(1 for q in qids if len(gold_sources[q]) > 1)
     base, variant = _ranked(runs / "bm25.and.jsonl"), _ranked(run_path(runs, "bm25.decompose(distinct)"))
     diff = {q: _success(variant.get(q, []), labels[q]) - _success(base.get(q, []), labels[q]) for q in qids}
-    contrast = next(
-        c for c in shift.contrasts if c["variant"] == "bm25.decompose(distinct)" and c["base"] == "bm25.and"
-    )
-    assert contrast["forms"]["clean_v2"]["delta"] == pytest.approx(100 * np.mean(list(diff.values())))
-    for row in (d for d in shift.source_deltas if d["contrast"] == contrast["name"]):
-        mine = [diff[q] for q in qids if gold_sources[q] == {row["source"]}]
-        assert row["delta"] == pytest.approx(100 * np.mean(mine)) and row["queries"] == len(mine)
-        assert row["reverses"] == (row["delta"] * row["pooled"] < 0)
-        if row["reverses"]:
-            assert any(row["source"] in line and contrast["name"] in line for line in shift.reversals)
+    contrast = next(c for c in shift.contrasts if c.variant == "bm25.decompose(distinct)" and c.base == "bm25.and")
+    assert contrast.forms["clean_v2"].delta == pytest.approx(100 * np.mean(list(diff.values())))
+    for row in (d for d in shift.source_deltas if d.contrast == contrast.name):
+        mine = [diff[q] for q in qids if gold_sources[q] == {row.source}]
+        assert row.delta == pytest.approx(100 * np.mean(mine)) and row.queries == len(mine)
+        assert row.reverses == (row.delta * row.pooled < 0)
+        if row.reverses:
+            assert any(row.source in line and contrast.name in line for line in shift.reversals)
     raw = _ranked(runs / "bm25.and@raw.jsonl")
     assert shift.scores["bm25.and"]["raw"] == pytest.approx(
         100 * np.mean([_success(raw.get(q, []), labels[q]) for q in qids])

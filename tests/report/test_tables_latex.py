@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nclue.report.clustered import ClusteredRow, s1g_table
+from nclue.report.clustered import ClusteredRow, clustered_table
 from nclue.report.difficulty import DifficultyStudy
 from nclue.report.label import LabelExample
 from nclue.report.paraphrase import ProbeRow, probe_table
@@ -57,7 +57,7 @@ def test_keys_and_plain_tables() -> None:
 def _report_tables() -> list[Table]:
     """The tables of the report modules that number their own tables (S1g, S2a, S5b twice, S6)."""
     contrast = make_contrast(1.0, 2.0, (0.5, 3.5))
-    s1g = s1g_table([contrast], {"c": ClusteredRow(1.0, (0.1, 2.0))}, ["c"])
+    s1g = clustered_table([contrast], {"c": ClusteredRow(1.0, (0.1, 2.0))}, ["c"])
     probe = ProbeRow("dense.joint(max)", 30.0, 31.0, 25.0, "raw", -5.0, (-8.0, -2.0), 0.01)
     difficulty = DifficultyStudy(
         queries=10,

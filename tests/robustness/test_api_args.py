@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import nclue
 from nclue.api_args import bool_arg, is_int, path_arg, text_list
 from nclue.errors import NclueError
+from nclue.progress import quiet
 
 FUZZ = settings(max_examples=60, deadline=None)
 SYSTEM = "bm25.and"
@@ -37,6 +38,7 @@ WRONG = {
     "seed": st.one_of(NONE, *NOT_INT, st.integers(max_value=-1)),
     "bool": st.one_of(NONE, st.integers(), FLOATS, st.text(max_size=3), st.lists(BOOLS, max_size=2)),
     "optional_bool": st.one_of(st.integers(), FLOATS, st.text(max_size=3), st.lists(BOOLS, max_size=2)),
+    "progress": st.one_of(NONE, st.integers(), FLOATS, st.text(max_size=3), st.lists(BOOLS, max_size=2), DICTS),
     "query": st.one_of(NONE, INTS, FLOATS, BOOLS, INT_LISTS, BYTES, DICTS),
     "text_list": st.one_of(NONE, INTS, FLOATS, BOOLS, INT_LISTS, BYTES, DICTS, st.text(min_size=1, max_size=5)),
     "runs": st.one_of(
@@ -82,7 +84,7 @@ def calls(coll, release: Path, run_file: Path, tmp_path_factory: pytest.TempPath
                 "collection_dir": (spare / "coll", "path"),
                 "workers": (1, "non_negative"),
                 "ocr": ("auto", "choice"),
-                "progress": (False, "bool"),
+                "progress": (quiet, "progress"),
             },
         ),
         "build_benchmark": (
@@ -99,7 +101,7 @@ def calls(coll, release: Path, run_file: Path, tmp_path_factory: pytest.TempPath
                 "system": (SYSTEM, "text"),
                 "form": ("clean_v2", "choice"),
                 "depth": (5, "positive"),
-                "progress": (False, "bool"),
+                "progress": (quiet, "progress"),
             },
         ),
         "evaluate": (

@@ -38,7 +38,7 @@ def matrix_runs(release: Path, indexed_source: Path, tmp_path_factory: pytest.Te
 
     root = tmp_path_factory.mktemp("drift")
     (root / "m.toml").write_text(MATRIX, encoding="utf-8")
-    run_matrix(load_matrix(root / "m.toml"), release, indexed_source, root / "runs", progress=False)
+    run_matrix(load_matrix(root / "m.toml"), release, indexed_source, root / "runs")
     return root / "runs"
 
 

@@ -46,7 +46,7 @@ def test_a_fifo_named_pdf_is_stored_unreadable_not_opened(debian_pdf_dir: Path, 
     os.mkfifo(pdfs / "x.pdf")
     scanned = {f.doc_id: f for f in scan_pdf_dir(pdfs)}
     assert scanned["x"].sha256 == "" and scanned["real"].sha256
-    ingest(pdfs, tmp_path / "coll", progress=False)
+    ingest(pdfs, tmp_path / "coll")
     import pyarrow.parquet as pq
 
     docs = {r["doc_id"]: r for r in pq.read_table(tmp_path / "coll" / "docs.parquet").to_pylist()}

@@ -30,7 +30,7 @@ def struct_collection(small_collection: Path, tmp_path_factory: pytest.TempPathF
 
     coll = cut_collection(small_collection, tmp_path_factory.mktemp("struct") / "coll", SUBSET)
     build_lexical_index(coll)
-    build_dense_index(coll, progress=False)
+    build_dense_index(coll)
     build_structure(coll, StructureParams(fonts="off"))
     build_heading_vectors(coll)
     write_json(coll / "calibration" / "test.json", HAND_WEIGHTS)

@@ -137,7 +137,7 @@ def test_struct_takes_a_dense_variant_like_dense_does(struct_collection: Path, t
 
     coll = Path(shutil.copytree(struct_collection, tmp_path / "coll"))
     (own,) = list_dense_indexes(coll)
-    onnx = build_dense_index(coll, backend="onnx", progress=False)
+    onnx = build_dense_index(coll, backend="onnx")
     adopt_dense_index(coll, own, keep_others=True)  # two indexes, the heading vectors' one is the default
     workspace = Workspace(coll)
     backbone = workspace.backbone("struct:torch-bf16")

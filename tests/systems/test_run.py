@@ -82,6 +82,45 @@ def test_failed_queries_are_counted(workspace, tmp_path: Path) -> None:  # noqa:
     assert report.runs["bm25.decompose(min)"].rankings["b"]
 
 
+def test_progress_hears_each_systems_queries(workspace, tmp_path: Path) -> None:  # noqa: ANN001
+    bench = make_release(tmp_path / "bench", workspace, rename=False)
+    events: list[tuple[str, int, int | None]] = []
+    run_systems(bench, workspace, ["bm25.and", "bm25.joint"], progress=lambda *event: events.append(event))
+    stages = ["queries: bm25.and", "queries: bm25.joint"]
+    assert [event for event in events if event[1] == 0] == [(stage, 0, len(CONDITIONS)) for stage in stages]
+    for stage in stages:
+        assert sum(n for name, n, _ in events if name == stage) == len(CONDITIONS)
+
+
+def test_running_systems_writes_nothing_to_stderr(workspace, tmp_path: Path, capfd: pytest.CaptureFixture) -> None:  # noqa: ANN001
+    bench = make_release(tmp_path / "bench", workspace, rename=False)
+    run_systems(bench, workspace, ["bm25.and"], out_dir=tmp_path / "runs")
+    assert capfd.readouterr().err == ""
+
+
+def test_a_bool_progress_still_works_with_a_deprecation_warning(  # noqa: ANN001 - workspace
+    lexical_collection: Path, workspace, tmp_path: Path, capfd: pytest.CaptureFixture
+) -> None:
+    import nclue
+    from nclue.progress import quiet
+
+    bench = make_release(tmp_path / "bench", workspace, rename=False)
+    expected = nclue.run_system(bench, lexical_collection, "bm25.and", progress=quiet).rankings
+    assert capfd.readouterr().err == ""
+    with pytest.warns(
+        DeprecationWarning, match=r"nclue.run_system\(progress=True\) is deprecated: pass a progress"
+    ) as warned:
+        drawn = nclue.run_system(bench, lexical_collection, "bm25.and", progress=True)
+    assert warned[0].filename == __file__  # the warning names the caller's line
+    assert drawn.rankings == expected
+    assert "queries: bm25.and" in capfd.readouterr().err
+    with pytest.warns(DeprecationWarning, match=r"progress=False"):
+        assert nclue.run_system(bench, lexical_collection, "bm25.and", progress=False).rankings == expected
+    assert capfd.readouterr().err == ""
+    with pytest.raises(NclueError, match=r"^progress must be a progress callback"):
+        nclue.run_system(bench, lexical_collection, "bm25.and", progress="yes")
+
+
 def test_query_file_errors_name_file_and_line(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "queries.jsonl", [{"qid": "a", "conditions": ["x"]}])
     with pytest.raises(NclueError, match="queries.jsonl:1: .*1 condition"):

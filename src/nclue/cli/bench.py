@@ -274,23 +274,22 @@ def paraphrase(
     then nclue bench paraphrase ./bench --model M --batch-in replies.jsonl --answered-by "who"
     """
     from rich.console import Console
-    from rich.progress import Progress
 
     from nclue.bench.paraphrase import fill_paraphrases
     from nclue.llm.client import LLMConfig
+    from nclue.progress import progress_bars, stage_advance
     from nclue.release import Release
 
     config = LLMConfig.from_env(endpoint, model, key, api.value)
     total = len(Release.open(directory, with_qrels=False).queries)
     console = Console(stderr=True)
-    with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("paraphrase", total=total)
+    with progress_bars(transient=True) as bar:
         summary = fill_paraphrases(
             directory,
             config,
             attempts,
             cache,
-            tick=lambda n: progress.advance(task, n),
+            tick=stage_advance(bar, "paraphrase", total),
             batch_out=batch_out,
             batch_in=batch_in,
             answered_by=answered_by,

@@ -70,7 +70,7 @@ def ingest(
     collection_dir: Path = typer.Argument(..., help="Collection folder to write (docs.parquet, pages.parquet)."),
     workers: int = typer.Option(1, "--workers", "-w", min=0, help="Processes (0 = one per CPU)."),
     ocr: OcrMode = typer.Option(OcrMode.auto, "--ocr", help="auto: pages without a text layer; off; force."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
+    show_progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bars."),
     engine: EngineName = typer.Option(EngineName.local, "--engine", help="Run extraction here (local) or on Ray."),
     ray_address: str | None = typer.Option(
         None, "--ray-address", help="An existing Ray cluster (HOST:PORT or auto); default: a local Ray instance."
@@ -83,16 +83,18 @@ def ingest(
     Example: nclue ingest ./pdfs ./coll --engine ray --ray-address auto   (the same bytes as a local run)
     """
     from nclue.corpus.ingest import ingest as run_ingest
+    from nclue.progress import progress_bars
 
-    summary = run_ingest(
-        pdf_dir,
-        collection_dir,
-        workers=workers,
-        ocr=ocr.value,
-        progress=progress,
-        engine=engine.value,
-        ray_address=ray_address,
-    )
+    with progress_bars(enabled=show_progress) as bar:
+        summary = run_ingest(
+            pdf_dir,
+            collection_dir,
+            workers=workers,
+            ocr=ocr.value,
+            progress=bar,
+            engine=engine.value,
+            ray_address=ray_address,
+        )
     failures = ", ".join(f"{count} {reason}" for reason, count in summary.failures.items()) or "none"
     typer.echo(
         f"{summary.n_docs:,} documents, {summary.n_pages:,} pages ({summary.n_ocr_pages:,} by OCR) from "

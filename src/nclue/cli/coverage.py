@@ -24,17 +24,17 @@ coverage_app = typer.Typer(
 )
 
 POOL_HELP = (
-    "Pool: a system name (e.g. bm25.decompose(distinct)), a run file, 'judged' (R03's judged pool, grade-0 "
+    "Pool: a system name (e.g. bm25.decompose(distinct)), a run file, 'judged' (every judged document, grade-0 "
     "documents included: a reader-judged release), or 'qrels' (oracle pool, labels)."
 )
 SELECTOR_HELP = (
-    "Selector: expected (default), xquad, pm2, mmr, facility, evidence, retriever, typed, or R03's dense, coverage, gated; "
+    "Selector: expected (default), xquad, pm2, mmr, facility, evidence, retriever, typed, or the vector-only dense, coverage, gated; "
     "select also takes setcover (the smallest set covering every coverable requirement; ignores --k)."
 )
 
 
 class Encoder(str, Enum):
-    """R03's encoder backend: ONNX Runtime (default) or torch (the cross-check path)."""
+    """The selection encoder's backend: ONNX Runtime (default) or torch (the cross-check path)."""
 
     onnx = "onnx"
     torch = "torch"
@@ -93,18 +93,22 @@ def adapt(
     k: int = typer.Option(5, min=2, help="Selection size; queries with smaller pools are skipped and listed."),
     distractors: int = typer.Option(0, min=0, help="Grade-0 corpus documents added to each pool (seeded)."),
     seed: int = typer.Option(0, help="Seed of the distractor draw."),
-    max_chars: int = typer.Option(2000, min=1, help="Characters of leading page text per document (R03 vectors)."),
+    max_chars: int = typer.Option(
+        2000, min=1, help="Characters of leading page text per document (the selectors' document vectors)."
+    ),
 ) -> None:
     """Turn an nclue benchmark into tasks.jsonl / docs.jsonl / judgments.jsonl with retrieved pools.
 
     Example: nclue coverage adapt bench/v1 coll -o tasks/debian --pool 'bm25.decompose(distinct)' --pool-depth 30
     """
+    from nclue.progress import progress_bars
     from nclue.select.adapter import adapt_release
 
-    report = adapt_release(
-        bench, collection, out, k=k, distractors=distractors, seed=seed, max_chars=max_chars, pool=pool,
-        depth=pool_depth, progress=True,
-    )  # fmt: skip
+    with progress_bars(transient=True) as bar:
+        report = adapt_release(
+            bench, collection, out, k=k, distractors=distractors, seed=seed, max_chars=max_chars, pool=pool,
+            depth=pool_depth, progress=bar,
+        )  # fmt: skip
     typer.echo(
         f"{report['tasks']} tasks, {report['documents']} documents → {out} "
         f"({len(report['skipped_small_pools'])} queries skipped: pool < k; pool: {report['pool']['rule']})"
@@ -117,7 +121,7 @@ def freeze(
         ..., "-o", "--out", help="Folder of freezes; each freeze is a new time-stamped subfolder."
     ),
     k: int = typer.Option(5, min=2, help="Documents per selection."),
-    encoder: Encoder = typer.Option(Encoder.onnx, help="onnx (R03's encoder via ONNX Runtime) or torch."),
+    encoder: Encoder = typer.Option(Encoder.onnx, help="onnx (the selection encoder via ONNX Runtime) or torch."),
     selector: list[str] = typer.Option([], "--selector", help="Selector to freeze (repeatable; default: all)."),
     collection: Path | None = typer.Option(None, help="Collection the evidence reads (default: from adapter.json)."),
     calibration: Path | None = typer.Option(
@@ -142,18 +146,16 @@ def freeze(
 
     Example: nclue coverage freeze examples/coverage -o runs/coverage-freeze
     """
-    from rich.progress import Progress
-
+    from nclue.progress import progress_bars, stage_advance
     from nclue.select.freeze import freeze as run_freeze
     from nclue.select.tasks import load_tasks
 
     tasks_list = load_tasks(tasks, warn=lambda _: None)
     total = len({d for t in tasks_list for d in t.pool}) + sum(t.m + 1 for t in tasks_list)
-    with Progress(transient=True) as progress:
-        bar = progress.add_task("encoding", total=total)
+    with progress_bars(transient=True) as bar:
         result = run_freeze(
             tasks, out, encoder_kind=encoder.value, k=k, selectors=list(selector) or None,
-            on_block=lambda n: progress.advance(bar, n), collection=collection, calibration=calibration,
+            on_block=stage_advance(bar, "encoding", total), collection=collection, calibration=calibration,
             crossfit=crossfit, patterns=tuple(barrier_pattern), protect=tuple(protect), near_duplicates=near_duplicates,
         )  # fmt: skip
     _warn(result.warnings)
@@ -175,20 +177,18 @@ def evaluate(
 
     Example: nclue coverage evaluate examples/coverage frz --judgments examples/coverage/judgments.jsonl -o out
     """
-    from rich.progress import Progress
-
+    from nclue.progress import progress_bars, stage_advance
     from nclue.select.evaluate import evaluate as run_evaluate
     from nclue.select.tasks import load_tasks
 
-    with Progress(transient=True) as progress:
-        bar = progress.add_task("scoring", total=len(load_tasks(tasks, warn=lambda _: None)))
+    with progress_bars(transient=True) as bar:
         report = run_evaluate(
             tasks,
             freeze_dir,
             judgments,
             out,
             on_missing=on_missing.value,  # type: ignore[arg-type]
-            on_task=lambda n: progress.advance(bar, n),
+            on_task=stage_advance(bar, "scoring", len(load_tasks(tasks, warn=lambda _: None))),
             freeze_id=freeze_id,
         )
     if report.judgments_as_frozen is False:

@@ -11,6 +11,7 @@ import typer
 from nclue.engine import EngineName
 from nclue.errors import NclueError
 from nclue.index.options import BM25Params, DenseOptions
+from nclue.progress import progress_bars
 
 _DENSE = DenseOptions()
 _BM25 = BM25Params()
@@ -186,10 +187,11 @@ def _build(  # noqa: ANN001 - store: PageStore, params: BM25Params, runner: Engi
             raise NclueError(
                 f"--dense needs the neural extras ({exc.name} missing): pip install 'nclue[neural]'"
             ) from None
-        path = build_dense_index(
-            collection, replace(dense_options, model_path=model_path), rebuild=rebuild, progress=True, tokens=tokens,
-            engine=runner,
-        )  # fmt: skip
+        with progress_bars() as bar:
+            path = build_dense_index(
+                collection, replace(dense_options, model_path=model_path), rebuild=rebuild, progress=bar,
+                tokens=tokens, engine=runner,
+            )  # fmt: skip
         adopt_dense_index(collection, path, keep_others=keep)
         console.print(f"wrote {path}" + (" (+ token index)" if tokens else ""), markup=False, highlight=False)
 
@@ -206,14 +208,10 @@ def _build_all(collection: Path, params, models: list[str], dense: DenseOptions,
         engine=runner,
         keep_other_dense=flags[1],
     )
-    build_all(
-        collection,
-        options,
-        progress=True,
-        on_step=lambda step: console.print(
-            f"{step.name}: {step.action} ({step.seconds:.1f} s)", markup=False, highlight=False
-        ),
-    )
+    with progress_bars() as bar:
+        steps = build_all(collection, options, progress=bar)
+    for step in steps:
+        console.print(f"{step.name}: {step.action} ({step.seconds:.1f} s)", markup=False, highlight=False)
 
 
 def _verify(collection: Path, console) -> None:  # noqa: ANN001 - rich Console

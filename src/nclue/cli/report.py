@@ -51,6 +51,7 @@ def report(
     from rich.console import Console
 
     from nclue.matrix.runset import RunSet
+    from nclue.progress import progress_bars
     from nclue.report.masking import MASK_DIR
     from nclue.report.paper import compute_report, frozen_name, write_report
 
@@ -64,15 +65,8 @@ def report(
         check_collection(collection, runset)
         check_run_files(runset)
         form, fair = runset.form, runset.fair()
-        produced = run_masking(
-            bench,
-            collection,
-            masking_dir,
-            systems_to_mask(fair),
-            form,
-            progress=True,
-            tick=lambda name: console.print(f"masking: {name}", markup=False, highlight=False),
-        )
+        with progress_bars(transient=True) as bar:
+            produced = run_masking(bench, collection, masking_dir, systems_to_mask(fair), form, progress=bar)
         console.print(f"masking: {len(produced)} masked run(s) written to {masking_dir}", markup=False)
     data = compute_report(
         bench, run_dir, n_boot=bootstrap, n_draws=draws, seed=seed, shift=shift, qrels=qrels, masking_dir=masking_dir

@@ -201,6 +201,7 @@ def run(
     from rich.console import Console
 
     from nclue.engine import open_engine
+    from nclue.progress import progress_bars
 
     console = Console(stderr=True)
     if matrix is not None:
@@ -211,9 +212,9 @@ def run(
         from nclue.matrix.spec import load_matrix
 
         spec = load_matrix(None if str(matrix) == "default" else matrix)
-        with open_engine(engine.value, workers, ray_address) as runner:
+        with open_engine(engine.value, workers, ray_address) as runner, progress_bars() as bar:
             result = run_matrix(
-                spec, bench, collection, output, progress=True, force=force, workers=workers, engine=runner
+                spec, bench, collection, output, progress=bar, force=force, workers=workers, engine=runner
             )
         console.print(
             f"matrix: {len(result.ran)} run(s) produced, {len(result.skipped)} unchanged and skipped; "
@@ -232,9 +233,13 @@ def run(
 
     require_indexes(collection, system, "running " + ", ".join(system))  # before an engine starts
     out = writable_dir(output, "run folder")
-    with exclusive_lock(out, "run folder"), open_engine(engine.value, workers, ray_address) as runner:
+    with (
+        exclusive_lock(out, "run folder"),
+        open_engine(engine.value, workers, ray_address) as runner,
+        progress_bars(transient=True) as bar,
+    ):
         report = run_systems(
-            bench, collection, system, form=form.value, out_dir=out, depth=depth, progress=True, engine=runner
+            bench, collection, system, form=form.value, out_dir=out, depth=depth, progress=bar, engine=runner
         )
     for path in report.files:
         console.print(f"wrote {path}", highlight=False, markup=False)

@@ -38,23 +38,20 @@ def structure(
     Example: nclue structure ./coll --fonts auto
     """
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from nclue.corpus.store import PageStore
     from nclue.corpus.structure import StructureParams, build_structure
+    from nclue.progress import progress_bars, stage_advance
 
     console = Console(stderr=True)
     n_docs = len(PageStore.open(collection).doc_ids)
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
-    ) as progress:
-        task = progress.add_task("structure", total=n_docs)
+    with progress_bars() as bar:
         summary = build_structure(
             collection,
             StructureParams(fonts=fonts.value),
             pdf_dir=pdf_dir,
             rebuild=rebuild,
-            tick=lambda n: progress.advance(task, n),
+            tick=stage_advance(bar, "structure", n_docs),
         )
     counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
     console.print(

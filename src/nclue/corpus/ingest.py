@@ -56,6 +56,7 @@ from nclue.corpus.store import DOCS_FILE, META_FILE, PAGES_FILE, pages_record, w
 from nclue.engine import Engine, make_engine
 from nclue.errors import NclueError
 from nclue.io import exclusive_lock, sha256_file, writable_dir, write_json
+from nclue.progress import Progress, quiet, stage_advance
 
 WORK_DIR = ".ingest"
 FLUSH_PAGES = 2000
@@ -171,29 +172,6 @@ def _run_extraction(
         on_result(*result)
 
 
-def _progress(enabled: bool, total: int):
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    return Progress(
-        TextColumn("[bold]ingest"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("docs · {task.fields[pages]:,} pages · {task.fields[rate]:,.0f} pages/s"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        disable=not enabled or total == 0,
-    )
-
-
 def _rows(
     files: list[SourceFile], canonical: dict[str, str], results: dict[str, Stored]
 ) -> tuple[list[dict], list[tuple[str, Stored]]]:
@@ -227,7 +205,7 @@ def ingest(
     collection_dir: str | os.PathLike[str],
     workers: int = 1,
     ocr: str = "auto",
-    progress: bool = False,
+    progress: Progress = quiet,
     engine: str = "local",
     ray_address: str | None = None,
 ) -> IngestSummary:
@@ -237,7 +215,8 @@ def ingest(
     (OCR pages that have no text layer but draw an image), ``off`` or ``force``.
     ``engine``: ``local`` or ``ray`` (:mod:`nclue.engine`; ``ray_address`` names an existing
     cluster, else a local Ray instance with ``workers`` CPUs runs the extraction). Every
-    engine writes the same bytes.
+    engine writes the same bytes. ``progress`` (:mod:`nclue.progress`) hears two stages:
+    ``"documents"`` (total: the documents to extract) and ``"pages"`` (their pages, total unknown).
     Bad files are recorded with their reason and the run goes on; raises
     :class:`NclueError` for wrong arguments (exit 2) or when no document could be
     ingested (exit 1, after writing the store that records why).
@@ -280,7 +259,7 @@ def _ingest_locked(
     files: list[SourceFile],
     engine: Engine,
     ocr: str,
-    progress: bool,
+    progress: Progress,
     started: float,
 ) -> IngestSummary:
     """The work of :func:`ingest` while it holds the collection's lock."""
@@ -303,18 +282,18 @@ def _ingest_locked(
     todo = [item for item in unique if item.key not in results]
     writer = ShardWriter(work, ocr, chunks, results, FLUSH_PAGES, FLUSH_SECONDS)
     extracted_pages = 0
-    extract_started = time.perf_counter()
-    with _progress(progress, len(todo)) as bar:
-        task = bar.add_task("ingest", total=len(todo), pages=0, rate=0.0)
+    documents = stage_advance(progress, "documents", len(todo))
+    pages = stage_advance(progress, "pages")
 
-        def on_result(sha: str, doc: DocText) -> None:
-            nonlocal extracted_pages
-            writer.add(sha, doc)
-            extracted_pages += doc.n_pages if doc.status == "ok" else 0
-            elapsed = time.perf_counter() - extract_started
-            bar.update(task, advance=1, pages=extracted_pages, rate=extracted_pages / elapsed if elapsed else 0.0)
+    def on_result(sha: str, doc: DocText) -> None:
+        nonlocal extracted_pages
+        writer.add(sha, doc)
+        stored = doc.n_pages if doc.status == "ok" else 0
+        extracted_pages += stored
+        pages(stored)
+        documents(1)
 
-        _run_extraction(todo, ocr, engine, on_result)
+    _run_extraction(todo, ocr, engine, on_result)
     writer.flush()
     n_pages, n_docs, n_chars, n_ocr, failures = _write_store(
         pdf_dir, collection, files, canonical, results, chunks, ocr

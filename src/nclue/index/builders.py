@@ -25,6 +25,7 @@ from pathlib import Path
 from nclue.engine import Engine
 from nclue.errors import NclueError
 from nclue.index.options import BM25Params, DenseOptions
+from nclue.progress import Progress, quiet, stage_advance
 
 
 @dataclass(frozen=True)
@@ -52,11 +53,11 @@ class IndexBuilder:
     ``current(collection, options) -> bool`` (present, fresh, undamaged, same settings)."""
 
     name: str
-    build: Callable[[Path, IndexOptions, bool], Path]
+    build: Callable[[Path, IndexOptions, Progress], Path]
     current: Callable[[Path, IndexOptions], bool]
 
 
-def _build_lexical(collection: Path, options: IndexOptions, progress: bool) -> Path:
+def _build_lexical(collection: Path, options: IndexOptions, progress: Progress) -> Path:
     from nclue.index.lexical import build_lexical_index
 
     return build_lexical_index(collection, options.bm25)
@@ -71,7 +72,7 @@ def _lexical_current(collection: Path, options: IndexOptions) -> bool:
         return False
 
 
-def _build_dense(collection: Path, options: IndexOptions, progress: bool) -> Path:
+def _build_dense(collection: Path, options: IndexOptions, progress: Progress) -> Path:
     from nclue.index.dense import adopt_dense_index, build_dense_index
 
     path = build_dense_index(
@@ -102,7 +103,7 @@ def _dense_current(collection: Path, options: IndexOptions) -> bool:
         return False
 
 
-def _build_tokens(collection: Path, options: IndexOptions, progress: bool) -> Path:
+def _build_tokens(collection: Path, options: IndexOptions, progress: Progress) -> Path:
     from nclue.index.tokens import build_token_index
 
     dense = _matching_dense(collection, options)
@@ -127,7 +128,7 @@ def _tokens_current(collection: Path, options: IndexOptions) -> bool:
     return index is not None and index.bits == options.dense.token_bits
 
 
-def _build_structure(collection: Path, options: IndexOptions, progress: bool) -> Path:
+def _build_structure(collection: Path, options: IndexOptions, progress: Progress) -> Path:
     from nclue.corpus.structure import build_structure
     from nclue.index.structure import build_heading_vectors
 
@@ -141,7 +142,7 @@ def _structure_current(collection: Path, options: IndexOptions) -> bool:
     return not options.rebuild and headings_current(collection)
 
 
-def _build_duplicates(collection: Path, options: IndexOptions, progress: bool) -> Path:
+def _build_duplicates(collection: Path, options: IndexOptions, progress: Progress) -> Path:
     from nclue.index.duplicates import build_duplicates
 
     return build_duplicates(collection, rebuild=options.rebuild)
@@ -174,12 +175,17 @@ class BuildStep:
 def build_all(
     collection_dir: str | os.PathLike[str],
     options: IndexOptions = IndexOptions(),
-    progress: bool = False,
+    progress: Progress = quiet,
     on_step: Callable[[BuildStep], None] | None = None,
 ) -> list[BuildStep]:
-    """Build every index of :data:`BUILDERS` that is not current, in order; report each step."""
+    """Build every index of :data:`BUILDERS` that is not current, in order; report each step.
+
+    ``progress`` (:mod:`nclue.progress`) hears ``"indexes"`` (one per builder) and the stages of
+    the builds it runs (``"dense chunks"``, ``"token chunks"``).
+    """
     collection = Path(collection_dir)
     steps = []
+    done = stage_advance(progress, "indexes", len(BUILDERS))
     for builder in BUILDERS:
         started = time.perf_counter()
         if builder.current(collection, options) and not options.rebuild:
@@ -189,6 +195,7 @@ def build_all(
             action = "built"
         step = BuildStep(builder.name, action, time.perf_counter() - started)
         steps.append(step)
+        done(1)
         if on_step is not None:
             on_step(step)
     return steps

@@ -46,7 +46,6 @@ from nclue.errors import NclueError
 from nclue.index.encoding import ShardResult, run_shards
 from nclue.index.integrity import check, problems, record_files
 from nclue.index.options import DenseOptions
-from nclue.index.progress import chunk_progress
 from nclue.index.token_codec import require_bits
 from nclue.index.tokens import TokenShards, token_dir, token_settings, tokens_pass
 from nclue.io import atomic_write_bytes, exclusive_lock, writable_dir, write_json
@@ -61,6 +60,7 @@ from nclue.models.encoder import (
 )
 from nclue.models.identity import model_identity
 from nclue.models.st_layout import read_layout
+from nclue.progress import Progress, quiet, stage_advance
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -204,7 +204,7 @@ def build_dense_index(
     options: DenseOptions | None = None,
     *,
     tokens: bool = False,
-    progress: bool = False,
+    progress: Progress = quiet,
     rebuild: bool = False,
     engine: Engine | None = None,
     **settings: Any,
@@ -217,7 +217,8 @@ def build_dense_index(
     codes) in the same encoder pass — or, when the dense vectors already exist, in a token-only
     pass over their chunks. The encoder shards go to ``workers`` processes
     (:mod:`nclue.index.encoding`), or to ``engine`` (e.g. ``nclue.engine.RayEngine``; the same
-    vectors) when given.
+    vectors) when given. ``progress`` (:mod:`nclue.progress`) hears ``"dense chunks"`` (total:
+    the chunks to encode) and, for a token-only pass, ``"token chunks"``.
     """
     if options is not None and not isinstance(options, DenseOptions):
         warnings.warn(
@@ -254,7 +255,7 @@ def _build(
     settings: dict[str, Any],
     tokens: bool,
     rebuild: bool,
-    progress: bool,
+    progress: Progress,
     engine: Engine | None,
 ) -> Path:
     """:func:`build_dense_index` while holding the collection's lock (tokens in the same pass
@@ -292,26 +293,26 @@ def _build(
     def rows(shard: int) -> slice:
         return slice(shard * shard_size, min((shard + 1) * shard_size, len(chunks)))
 
-    with chunk_progress("dense", directory.name, sum(rows(i).stop - rows(i).start for i in todo), progress) as tick:
+    tick = stage_advance(progress, "dense chunks", sum(rows(i).stop - rows(i).start for i in todo))
 
-        def store_shard(shard: int, n: int, result: ShardResult) -> None:
-            vectors, packed = result
-            if token_shards is not None and packed is not None:
-                token_shards.write(shard, packed)  # token codes first: a shard is done when both exist
-            _save_npy(shard_dir / f"shard-{shard:05d}.npy", np.asarray(vectors).astype(dtype))
-            tick(n)
+    def store_shard(shard: int, n: int, result: ShardResult) -> None:
+        vectors, packed = result
+        if token_shards is not None and packed is not None:
+            token_shards.write(shard, packed)  # token codes first: a shard is done when both exist
+        _save_npy(shard_dir / f"shard-{shard:05d}.npy", np.asarray(vectors).astype(dtype))
+        tick(n)
 
-        run_shards(
-            ((i, chunks.texts(texts, rows(i))) for i in todo),
-            len(todo),
-            lambda: load_encoder(path, backend=backend, batch_size=batch_size, threads=options.threads),
-            (str(path), backend, batch_size),
-            options.workers,
-            True,
-            token_bits if token_shards is not None else None,
-            store_shard,
-            engine,
-        )
+    run_shards(
+        ((i, chunks.texts(texts, rows(i))) for i in todo),
+        len(todo),
+        lambda: load_encoder(path, backend=backend, batch_size=batch_size, threads=options.threads),
+        (str(path), backend, batch_size),
+        options.workers,
+        True,
+        token_bits if token_shards is not None else None,
+        store_shard,
+        engine,
+    )
     dim = _join_shards(directory, manifest, n_shards, len(chunks), options)
     if token_shards is not None:
         token_shards.finish(n_shards, len(chunks), dim)

@@ -36,10 +36,10 @@ import numpy as np
 from nclue.errors import NclueError
 from nclue.index.integrity import check, record_files
 from nclue.index.options import DEFAULT_SHARD_SIZE, DenseOptions
-from nclue.index.progress import chunk_progress
 from nclue.index.token_codec import BLOCK, DEFAULT_BITS, dequantize, require_bits
 from nclue.io import atomic_write_bytes, exclusive_lock, writable_dir, write_json
 from nclue.models.encoder import DEFAULT_BATCH_SIZE
+from nclue.progress import Progress, quiet, stage_advance
 
 if TYPE_CHECKING:
     from nclue.engine import Engine
@@ -304,7 +304,7 @@ def build_token_index(
     bits: int = DEFAULT_BITS,
     shard_size: int | None = None,
     rebuild: bool = False,
-    progress: bool = False,
+    progress: Progress = quiet,
     batch_size: int = DEFAULT_BATCH_SIZE,
     workers: int | None = None,
     engine: Engine | None = None,
@@ -313,7 +313,7 @@ def build_token_index(
 
     Uses the encoder that made ``dense`` (same model files and backend; ``workers`` processes, ``None``
     = one per CPU, or ``engine``'s workers) unless one is given (then in this process). Resumable like the dense build;
-    a finished index with the same settings is kept.
+    a finished index with the same settings is kept. ``progress`` hears ``"token chunks"`` (total: the chunks to encode).
     """
     collection = Path(collection_dir)
     writable_dir(token_root(collection), "index")
@@ -333,7 +333,7 @@ def tokens_pass(
     encoder: Encoder | None = None,
     shard_size: int | None = None,
     rebuild: bool = False,
-    progress: bool = False,
+    progress: Progress = quiet,
     engine: Engine | None = None,
 ) -> Path:
     """:func:`build_token_index` while the caller holds the collection's lock: ``options.token_bits``-bit
@@ -361,23 +361,23 @@ def tokens_pass(
     def rows(shard: int) -> slice:
         return slice(shard * size, min((shard + 1) * size, n_chunks))
 
-    with chunk_progress("tokens", dense.key, sum(min(size, n_chunks - i * size) for i in todo), progress) as tick:
+    tick = stage_advance(progress, "token chunks", sum(min(size, n_chunks - i * size) for i in todo))
 
-        def store(shard: int, n: int, result) -> None:  # noqa: ANN001 - ShardResult
-            shards.write(shard, result[1])
-            tick(n)
+    def store(shard: int, n: int, result) -> None:  # noqa: ANN001 - ShardResult
+        shards.write(shard, result[1])
+        tick(n)
 
-        run_shards(
-            ((i, dense.chunks.texts(texts, rows(i))) for i in todo),
-            len(todo),
-            lambda: encoder if encoder is not None else dense.load_encoder(batch_size=batch_size, queries=False),
-            (str(dense.model_path), dense.backend, batch_size),
-            workers if encoder is None else 1,
-            False,
-            bits,
-            store,
-            engine if encoder is None else None,
-        )
+    run_shards(
+        ((i, dense.chunks.texts(texts, rows(i))) for i in todo),
+        len(todo),
+        lambda: encoder if encoder is not None else dense.load_encoder(batch_size=batch_size, queries=False),
+        (str(dense.model_path), dense.backend, batch_size),
+        workers if encoder is None else 1,
+        False,
+        bits,
+        store,
+        engine if encoder is None else None,
+    )
     return shards.finish(n_shards, n_chunks, int(dense.manifest["dim"]))
 
 

@@ -36,6 +36,7 @@ from nclue.errors import NclueError
 from nclue.io import dumps_canonical, exclusive_lock, sha256_bytes, sha256_file, writable_dir, write_json
 from nclue.matrix.runset import MANIFEST, read_manifest
 from nclue.matrix.spec import MatrixSpec, RunSpec
+from nclue.progress import Progress, quiet, stage_advance
 from nclue.release import CORPUS_FILE, PARAPHRASES_FILE, QUERIES_FILE, Release
 from nclue.systems.preflight import require_indexes
 
@@ -119,7 +120,7 @@ def run_matrix(
     bench_dir: str | os.PathLike[str],
     collection_dir: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
-    progress: bool = False,
+    progress: Progress = quiet,
     force: bool = False,
     workers: int | None = None,
     engine: Engine | None = None,
@@ -130,7 +131,8 @@ def run_matrix(
     process); ``engine`` (e.g. a ``nclue.engine.RayEngine``, left open for the caller) runs
     them instead — each worker opens the release and collection by path, so on a cluster they
     must be on a filesystem every node mounts. The manifest is rewritten atomically after every finished run, so an
-    interrupted matrix resumes where it stopped.
+    interrupted matrix resumes where it stopped. ``progress`` (:mod:`nclue.progress`) hears
+    ``"runs"`` (total: the runs to produce; unchanged ones are skipped before it starts).
     """
     coll = Path(collection_dir)
     release = Release.open(bench_dir, with_qrels=False)
@@ -148,7 +150,7 @@ def _run(
     bench: Path,
     coll: Path,
     out: Path,
-    progress: bool,
+    progress: Progress,
     force: bool,
     workers: int,
     given: Engine | None,
@@ -161,6 +163,7 @@ def _run(
         {"spec": {"source": spec.source, "sha256": spec.sha256, "depth": spec.depth, "k": spec.k, "form": spec.form}}
     )
     manifest["contrasts"] = [{"name": c.name, "base": c.base, "variants": list(c.variants)} for c in spec.contrasts]
+    manifest["headline"] = None if spec.headline is None else dict(zip(("base", "variant"), spec.headline))
     runs = manifest.setdefault("runs", {})
     for stale in set(runs) - set(spec.run_names):
         del runs[stale]
@@ -181,15 +184,9 @@ def _run(
         threads = max(1, (os.cpu_count() or 1) // count) if count > 1 else None
     engine = given if given is not None else LocalEngine(count)
     args = [(str(bench), str(coll), str(out), run.system, run.form, spec.depth, spec.form, threads) for run, _ in todo]
-    console = None
-    if progress:
-        from rich.console import Console
-
-        console = Console(stderr=True)
-        where = f"{count} Ray worker(s)" if engine.name == "ray" else f"{count} worker(s)"
-        console.print(f"{len(todo)} run(s) to produce on {where}, {len(result.skipped)} unchanged")
+    done = stage_advance(progress, "runs", len(todo))
     try:
-        for done, (position, outcome) in enumerate(engine.imap(_produce, args), start=1):
+        for position, outcome in engine.imap(_produce, args):
             run, digest = todo[position]
             if outcome["error"]:
                 result.failed[run.name] = outcome["error"]
@@ -208,8 +205,7 @@ def _run(
             result.notes.append(outcome["summary"])
             result.ran.append(run.name)
             write_json(out / MANIFEST, manifest)
-            if console is not None:
-                console.print(f"[{done}/{len(todo)}] {run.name}  {outcome['seconds']:.1f} s", highlight=False)
+            done(1)
     finally:
         if given is None:
             engine.close()
@@ -238,9 +234,7 @@ def _produce(
         _WORKSPACES[key] = (Release.open(bench, with_qrels=False), Workspace(coll))
     release, workspace = _WORKSPACES[key]
     started = time.perf_counter()
-    report = run_systems(
-        release, workspace, [system], form=form, out_dir=out, depth=depth, progress=False, default_form=default_form
-    )
+    report = run_systems(release, workspace, [system], form=form, out_dir=out, depth=depth, default_form=default_form)
     seconds = time.perf_counter() - started
     errors = next(iter(report.failed.values()), {})
     return {

@@ -1,14 +1,15 @@
 """A run folder, typed: the one reader of ``RUN_DIR/matrix.json`` (as :class:`nclue.release.Release` is for releases).
 
 ``nclue run --matrix`` writes ``matrix.json`` (:mod:`nclue.matrix.runner`): the spec's cut-off
-``k`` and default query ``form``, the declared contrasts, and per run its system, form, block,
-category, spec hash, input fingerprints, library versions, wall seconds and file hashes.
+``k`` and default query ``form``, the declared contrasts and the spec's ``headline`` pair, and
+per run its system, form, block, category, spec hash, input fingerprints, library versions, wall
+seconds and file hashes.
 :meth:`RunSet.open` reads it once and every study, report and the demo take what they need from
 the :class:`RunSet` — the default form and ``k`` come from here, not retyped where they are used.
 
 A folder without ``matrix.json`` (runs made one at a time with ``nclue run -s``) is a run set too:
 every ``*.jsonl`` is a run named by :func:`nclue.runfile.run_name` (``SYSTEM@FORM`` names give the
-form), standalone, category ``RET``, on the matrix defaults. ``SYSTEM@paraphrase`` run files next to
+form), standalone, category ``RET``, on the matrix defaults, with no contrasts. ``SYSTEM@paraphrase`` run files next to
 a matrix (``nclue run --form paraphrase``) join it as query-form runs of their system.
 """
 
@@ -23,13 +24,15 @@ from typing import Any
 
 from nclue.errors import NclueError
 from nclue.io import read_json_object
-from nclue.matrix.spec import DEFAULT_K
+from nclue.matrix.spec import DEFAULT_K, load_matrix
 from nclue.release import PARAPHRASE
 from nclue.runfile import run_name, run_path
 from nclue.scoring.compare import Block
 from nclue.types import DEFAULT_FORM
 
 MANIFEST = "matrix.json"
+HEADLINE = "headline"
+"""The ``matrix.json`` key of the spec's headline pair, ``{"base", "variant"}`` (``null``: the spec names none)."""
 
 
 def read_manifest(directory: str | os.PathLike[str], damaged_ok: bool = False) -> dict[str, Any]:
@@ -78,6 +81,8 @@ class RunSet:
     form: str = DEFAULT_FORM
     k: int = DEFAULT_K
     contrasts: tuple[Block, ...] = ()
+    headline: tuple[str, str] | None = None
+    """``(base, variant)``: the pair Table S1i decomposes (see :func:`headline_of`); ``None``: the first contrast's."""
 
     @classmethod
     def open(cls, directory: str | os.PathLike[str]) -> RunSet:
@@ -90,7 +95,7 @@ class RunSet:
             if not files:
                 raise NclueError(f"{root}: no runs (*.jsonl) and no {MANIFEST}; produce runs with `nclue run`")
             entries = {n: _standalone(n) for n in sorted(files)}
-            return cls(root, entries)
+            return cls(root, entries, headline=headline_of(root, {}, entries))
         manifest = read_manifest(root)
         spec = manifest.get("spec") or {}
         entries = {}
@@ -111,6 +116,7 @@ class RunSet:
             form=str(spec.get("form", DEFAULT_FORM)),
             k=int(spec.get("k", DEFAULT_K)),
             contrasts=contrasts,
+            headline=headline_of(root, manifest, entries),
         )
 
     @property
@@ -145,6 +151,32 @@ class RunSet:
     def seconds(self) -> dict[str, float]:
         """Wall seconds each recorded run took when it was last produced."""
         return {n: e.seconds for n, e in self.entries.items() if e.recorded}
+
+
+def headline_of(root: Path, manifest: Mapping[str, Any], runs: Iterable[str]) -> tuple[str, str] | None:
+    """The ``(base, variant)`` pair Table S1i decomposes, from a run folder's manifest and its ``runs``.
+
+    * ``matrix.json`` records the spec's ``[headline]``: that pair — one that is malformed or names
+      a run the folder does not hold is a damaged manifest, refused;
+    * it records ``headline: null`` (the spec names none): ``None``, the first declared contrast;
+    * it has no ``headline`` key (written before specs had one) or there is no ``matrix.json``:
+      the package default spec's pair when both runs are here (fusion − BM25, the pair these
+      folders were reported on), else ``None``.
+    """
+    ran = set(runs)
+    if HEADLINE not in manifest:
+        default = load_matrix().headline
+        return default if default is not None and set(default) <= ran else None
+    recorded = manifest[HEADLINE]
+    if recorded is None:
+        return None
+    pair = (recorded.get("base"), recorded.get("variant")) if isinstance(recorded, Mapping) else (None, None)
+    if not all(isinstance(n, str) and n in ran for n in pair):
+        raise NclueError(
+            f"{root / MANIFEST}: headline {recorded!r} is not a base and variant among its runs; "
+            "rerun `nclue run --matrix` to rewrite the manifest"
+        )
+    return pair
 
 
 def _standalone(name: str) -> RunEntry:

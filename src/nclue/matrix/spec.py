@@ -6,6 +6,10 @@ A spec is a TOML file (the default ships as ``nclue/matrix/default.toml``)::
     k = 10                      # metric cut-off
     form = "clean_v2"           # default query rendering
 
+    [headline]                  # optional: the pair Table S1i decomposes
+    base = "bm25.and"
+    variant = "rrf(bm25.and, dense.joint(ptop3))"
+
     [[run]]
     system = "bm25.decompose(distinct)"
     block = "decomposition"     # standalone | decomposition | fusion | reranking | baseline
@@ -18,6 +22,11 @@ A spec is a TOML file (the default ships as ``nclue/matrix/default.toml``)::
 
 Every tried variant of a contrast forms one max-|T| block; the displayed variant is the
 block's best n-Clue Score endpoint, so its p-value pays for the selection.
+
+``[headline]`` is the one pair the report follows through Table S1i (connected components, on
+this benchmark and on SourceShift): ``variant`` against ``base``, both runs of the matrix. It is
+a decomposition, not a test, so it need not be a ``[[contrast]]`` and adds nothing to the
+max-|T| family; without it the first contrast's base and displayed variant are used.
 
 Run names are the system name for the default form and ``system@form`` otherwise; they are
 also the run file stems, the table rows and the CLI strings.
@@ -89,6 +98,8 @@ class MatrixSpec:
     contrasts: tuple[ContrastSpec, ...]
     source: str
     sha256: str
+    headline: tuple[str, str] | None = None
+    """``(base, variant)``: the pair Table S1i decomposes (``None``: the spec names none)."""
 
     @property
     def run_names(self) -> list[str]:
@@ -180,12 +191,29 @@ def _contrast_specs(p: Path, doc: dict, names: list[str]) -> list[ContrastSpec]:
     return contrasts
 
 
+def _headline(p: Path, doc: dict, names: list[str]) -> tuple[str, str] | None:
+    """The optional ``[headline]`` table: ``base`` and ``variant``, two different runs of the matrix."""
+    if "headline" not in doc:
+        return None
+    table = doc["headline"]
+    where = f"{p}: [headline]"
+    if not isinstance(table, dict) or set(table) != {"base", "variant"}:
+        raise NclueError(f'{where} must be a table with exactly base = "RUN" and variant = "RUN"')
+    pair = (_value(table, "base", str, None, where), _value(table, "variant", str, None, where))
+    unknown = [n for n in pair if n not in names]
+    if unknown:
+        raise NclueError(f"{where}: {', '.join(map(repr, unknown))} is not a run of this matrix; add a [[run]] for it")
+    if pair[0] == pair[1]:
+        raise NclueError(f"{where}: base and variant are the same run {pair[0]!r}")
+    return pair
+
+
 def load_matrix(path: str | Path | None = None) -> MatrixSpec:
     """Parse and validate a matrix TOML; ``None`` loads the shipped default, a bare name (``shift``) a shipped one.
 
     Raises :class:`NclueError` naming the file and the offending entry for unknown keys, values
-    of the wrong type, malformed system names, unknown blocks or forms, duplicate runs, or
-    contrasts that name runs not in the matrix.
+    of the wrong type, malformed system names, unknown blocks or forms, duplicate runs,
+    contrasts or a ``[headline]`` that name runs not in the matrix.
     """
     p = Path(path) if path is not None else default_matrix_path()
     if not p.is_file() and path is not None and p.suffix == "" and default_matrix_path(p.name).is_file():
@@ -197,9 +225,11 @@ def load_matrix(path: str | Path | None = None) -> MatrixSpec:
         doc = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise NclueError(f"{p}: not valid TOML ({exc})") from None
-    unknown = set(doc) - {"depth", "k", "form", "run", "contrast"}
+    unknown = set(doc) - {"depth", "k", "form", "headline", "run", "contrast"}
     if unknown:
-        raise NclueError(f"{p}: unknown top-level keys {sorted(unknown)}; allowed: depth, k, form, run, contrast")
+        raise NclueError(
+            f"{p}: unknown top-level keys {sorted(unknown)}; allowed: depth, k, form, headline, run, contrast"
+        )
     depth = _value(doc, "depth", int, DEFAULT_DEPTH, str(p))
     k = _value(doc, "k", int, DEFAULT_K, str(p))
     form = _value(doc, "form", str, DEFAULT_FORM, str(p))
@@ -212,12 +242,14 @@ def load_matrix(path: str | Path | None = None) -> MatrixSpec:
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise NclueError(f"{p}: runs listed twice: {', '.join(dupes)}")
+    contrasts = _contrast_specs(p, doc, names)
     return MatrixSpec(
         depth=depth,
         k=k,
         form=form,
         runs=tuple(runs),
-        contrasts=tuple(_contrast_specs(p, doc, names)),
+        contrasts=tuple(contrasts),
         source=str(p),
         sha256=hashlib.sha256(raw).hexdigest(),
+        headline=_headline(p, doc, names),
     )

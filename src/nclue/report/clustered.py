@@ -67,7 +67,7 @@ def clustered_rows(
     return out
 
 
-def s1g_table(contrasts: Sequence[Contrast], rows: Mapping[str, ClusteredRow], names: Sequence[str]) -> Table:
+def clustered_table(contrasts: Sequence[Contrast], rows: Mapping[str, ClusteredRow], names: Sequence[str]) -> Table:
     """Table S1g in the seed's layout (pp)."""
     body = []
     for name, c in zip(names, contrasts):
@@ -159,7 +159,7 @@ def component_column(
     )
 
 
-def s1i_table(columns: Sequence[ComponentColumn]) -> Table:
+def components_table(columns: Sequence[ComponentColumn]) -> Table:
     """Table S1i: one column per benchmark (pp, counts)."""
 
     def removed(value: Mapping[str, float]) -> str:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nclue.io import dumps_canonical, json_safe, sha256_bytes, sha256_file, write_json
+from nclue.progress import Progress, quiet, stage_advance
 from nclue.runfile import run_path
 from nclue.tables import Table, Tabular, fmt_ci, fmt_pp
 
@@ -78,20 +79,20 @@ def run_masking(
     systems: Sequence[str],
     form: str,
     depth: int = 100,
-    progress: bool = False,
+    progress: Progress = quiet,
     tick: Callable[[str], None] | None = None,
 ) -> list[str]:
     """Write every masked run of ``systems`` into ``masking_dir``; return the names produced (not skipped).
 
     ``masking_dir`` is a folder of its own (``nclue report`` uses ``OUT/masking``): the run
-    folder the masked runs are compared with is only read.
+    folder the masked runs are compared with is only read. ``progress`` (:mod:`nclue.progress`)
+    hears ``"masked runs"`` (total: the runs to produce); ``tick(name)`` is called as each starts.
     """
     from nclue.corpus.store import pages_fingerprint
     from nclue.io import exclusive_lock, writable_dir
     from nclue.matrix.runner import code_fingerprint, tree_fingerprint
     from nclue.release import Release
     from nclue.systems.registry import Workspace
-    from nclue.systems.run import run_systems
 
     release = Release.open(bench_dir, with_qrels=False)
     coll = Path(collection_dir)
@@ -103,53 +104,59 @@ def run_masking(
         "collection/calibration": tree_fingerprint(coll / "calibration"),
         "nclue/code": code_fingerprint(),
     }
-    produced: list[str] = []
     with exclusive_lock(out, "masking run folder"):
+        spec = {"form": form, "depth": depth, "inputs": inputs}
         manifest = _read(out)
-        manifest.update({"form": form, "depth": depth, "inputs": inputs})
+        manifest.update(spec)
         entries = manifest.setdefault("runs", {})
-        workspace: Workspace | None = None
-        for position in POSITIONS:
-            masked = masked_release(release, position)
-            if not masked.queries:
-                continue
-            for system in systems:
-                name = mask_name(system, position)
-                digest = sha256_bytes(
-                    dumps_canonical(
-                        {"system": system, "position": position, "form": form, "depth": depth, "inputs": inputs}
-                    ).encode()
-                )
-                entry = entries.get(name)
-                if (
-                    entry
-                    and entry.get("spec_hash") == digest
-                    and all(
-                        (out / f).is_file() and sha256_file(out / f) == h for f, h in entry.get("files", {}).items()
-                    )
-                ):
-                    continue
-                if tick is not None:
-                    tick(name)
-                workspace = workspace or Workspace(coll)
-                started = time.perf_counter()
-                report = run_systems(
-                    masked, workspace, [system], form=form, depth=depth, progress=progress, default_form=form
-                )
-                run = report.runs[system]
-                files = replace(run, name=name).write(out)
-                entries[name] = {
-                    "system": system,
-                    "position": position,
-                    "queries": len(masked.queries),
-                    "spec_hash": digest,
-                    "seconds": round(time.perf_counter() - started, 3),
-                    "files": {p.name: sha256_file(p) for p in files},
-                }
-                write_json(out / MANIFEST, manifest)
-                produced.append(name)
+        todo = _changed(release, systems, spec, entries, out)
+        done = stage_advance(progress, "masked runs", len(todo))
+        workspace = Workspace(coll) if todo else None
+        for name, system, position, masked, digest in todo:
+            if tick is not None:
+                tick(name)
+            run = _masked_run(masked, workspace, system, name, form, depth, out)
+            entries[name] = {"position": position, "spec_hash": digest, **run}
+            write_json(out / MANIFEST, manifest)
+            done(1)
         write_json(out / MANIFEST, manifest)
-    return produced
+    return [name for name, *_ in todo]
+
+
+def _changed(release, systems: Sequence[str], spec: dict, entries: dict, out: Path) -> list[tuple]:  # noqa: ANN001 - Release
+    """``(name, system, position, masked release, spec hash)`` of every masked run whose spec hash
+    changed or whose files are missing or altered, in position then system order."""
+    todo = []
+    for position in POSITIONS:
+        masked = masked_release(release, position)
+        if not masked.queries:
+            continue
+        for system in systems:
+            name = mask_name(system, position)
+            digest = sha256_bytes(dumps_canonical({"system": system, "position": position, **spec}).encode())
+            entry = entries.get(name)
+            if not (
+                entry
+                and entry.get("spec_hash") == digest
+                and all((out / f).is_file() and sha256_file(out / f) == h for f, h in entry.get("files", {}).items())
+            ):
+                todo.append((name, system, position, masked, digest))
+    return todo
+
+
+def _masked_run(masked, workspace, system: str, name: str, form: str, depth: int, out: Path) -> dict:  # noqa: ANN001 - Release, Workspace
+    """Run ``system`` on the ``masked`` release, write it as ``name`` into ``out``; its manifest entry."""
+    from nclue.systems.run import run_systems
+
+    started = time.perf_counter()
+    report = run_systems(masked, workspace, [system], form=form, depth=depth, default_form=form)
+    files = replace(report.runs[system], name=name).write(out)
+    return {
+        "system": system,
+        "queries": len(masked.queries),
+        "seconds": round(time.perf_counter() - started, 3),
+        "files": {p.name: sha256_file(p) for p in files},
+    }
 
 
 def _read(out: Path) -> dict:

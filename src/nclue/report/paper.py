@@ -1,6 +1,7 @@
 """The paper-style report of a matrix run, as a typed :class:`PaperReport`.
 
-:func:`compute_report` turns a benchmark and a run directory into a :class:`PaperReport`;
+:func:`compute_report` turns a benchmark and a run directory into a :class:`PaperReport`
+(:func:`report_from_scores` computes it from the opened, scored objects);
 :func:`write_report` renders it as Markdown, LaTeX, JSON, plots, ``index.md`` and a
 self-contained ``index.html``, and freezes its JSON form plus the SHA-256 of every input
 into ``OUT/frozen.json`` for ``nclue reproduce --verify`` (it writes nothing into the run folder). Every scorecard and contrast
@@ -20,8 +21,9 @@ Tables (the seed paper's numbering):
 * **S1f** common support ΔD and the unconditional Miss / Subset-first / Gold-first shares;
 * **S1g** document macro, crossed all-judged interval, leave-one-document range and
   one-query-per-document interval of each contrast; **S1h** the adversarial promotion
-  bound; **S1i** the connected-component and crossed analyses of one headline contrast on
-  this benchmark and on SourceShift (:mod:`nclue.report.clustered`);
+  bound; **S1i** the connected-component and crossed analyses of one headline contrast (the
+  matrix spec's ``headline``, :func:`headline_pair`) on this benchmark and on SourceShift
+  (:mod:`nclue.report.clustered`);
 * **S1j** task-factor strata (n, L_min, |D+|) as n-Clue Score / Gold Hit;
 * **S3/S4** SourceShift (:mod:`nclue.report.shift`), **S5a** condition masking
   (:mod:`nclue.report.masking`), **S5b** difficulty diagnostics
@@ -35,22 +37,24 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from nclue.errors import NclueError, require_seed
 from nclue.io import atomic_write_text, json_safe, sha256_file, write_json
 from nclue.matrix.runset import RunSet
-from nclue.report.clustered import ClusteredRow, ComponentColumn, s1g_table, s1i_table
+from nclue.release import Release
+from nclue.report.clustered import ClusteredRow, ComponentColumn, clustered_table, components_table
 from nclue.report.difficulty import DifficultyStudy
 from nclue.report.label import LabelExample
 from nclue.report.masking import MaskingStudy
 from nclue.report.paraphrase import ProbeRow, probe_table
 from nclue.report.provenance import runs_pages_fingerprint
-from nclue.report.scored import score_run_folder
-from nclue.report.shift import ShiftStudy
+from nclue.report.scored import ScoredFolder, score_run_folder
+from nclue.report.shift import ShiftStudy, shift_from_scores
 from nclue.runfile import run_path
+from nclue.scoring import Benchmark, Block, Scores
 from nclue.scoring.results import (
     Contrast,
     Scorecard,
@@ -70,8 +74,6 @@ CONTROL_DIR = "controls"
 SUMS = "SHA256SUMS"
 INVENTORY = "inventory.jsonl"
 FORM_ORDER = ("raw", "clean_v2", "natural", "paraphrase")
-HEADLINE_PAIR = ("bm25.and", "rrf(bm25.and, dense.joint(ptop3))")
-"""Table S1i's contrast (fusion − BM25, as in the seed) when both runs exist; else the first displayed contrast."""
 
 
 @dataclass(frozen=True)
@@ -158,7 +160,7 @@ class PaperReport(Tabular):
                 (
                     "table_s1g_sensitivity",
                     "Shared-document sensitivity (Table S1g)",
-                    s1g_table(contrasts, self.clustered, list(self.contrasts)),
+                    clustered_table(contrasts, self.clustered, list(self.contrasts)),
                 )
             )
         candidates += [
@@ -174,7 +176,9 @@ class PaperReport(Tabular):
             ),
         ]
         if self.components:
-            candidates.append(("table_s1i_components", "Connected components (Table S1i)", s1i_table(self.components)))
+            candidates.append(
+                ("table_s1i_components", "Connected components (Table S1i)", components_table(self.components))
+            )
         candidates += [
             (
                 "table_s1j_strata",
@@ -322,6 +326,10 @@ def compute_report(
 ) -> PaperReport:
     """Every table's numbers from the frozen runs and qrels (deterministic for a seed).
 
+    Opens and scores the run folder, and the SourceShift one (:func:`nclue.report.scored.score_run_folder`),
+    computes the tables with :func:`report_from_scores`, and adds what only the files give: the
+    SHA-256 of every input, the masked runs and the options.
+
     The run files, benchmark and masked runs must be those ``matrix.json`` recorded
     (:mod:`nclue.report.provenance`); ``check_inputs=False`` leaves that to the caller
     (``nclue reproduce`` checks every input against its freeze and reports each change).
@@ -332,6 +340,66 @@ def compute_report(
     every table on another qrels version of the same queries (``qrels.v2.jsonl`` from
     ``nclue audit adjudicate``; nclue JSONL, BEIR ``.tsv`` or TREC), recorded with its SHA-256.
     """
+    require_seed(seed)
+    bench_path, runs_path = Path(bench_dir), Path(run_dir)
+    control_paths = sorted((bench_path / CONTROL_DIR).glob("*.jsonl"))
+    folder = score_run_folder(bench_path, runs_path, qrels, control_paths, check_inputs)
+    inputs = input_hashes(
+        release_file_hashes(bench_path, folder.release.hashes), runs_path, folder.runset.names, control_paths
+    )
+    qrels_record = qrels_version_record(Path(qrels)) if qrels is not None else None
+    if qrels_record is not None:
+        inputs["qrels/" + Path(qrels).name] = str(qrels_record["sha256"])
+    shifted = score_run_folder(shift[0], shift[1], check_inputs=check_inputs) if shift is not None else None
+    report = report_from_scores(
+        folder.bench,
+        folder.scores,
+        folder.runset,
+        folder.release,
+        n_boot,
+        n_draws,
+        seed,
+        controls=folder.controls,
+        shift=shifted,
+    )
+    masked = Path(masking_dir) if masking_dir is not None and Path(masking_dir).is_dir() else None
+    masking = _masking_part(folder, list(report.fair), masked, inputs, n_boot, seed, check_inputs) if masked else None
+    shift_paths = None
+    if shift is not None and shifted is not None:
+        inputs.update(_shift_inputs(Path(shift[0]), shifted))
+        shift_paths = {"bench": str(Path(shift[0])), "runs": str(Path(shift[1]))}
+    return replace(
+        report,
+        inputs=inputs,
+        masking=masking,
+        shift_paths=shift_paths,
+        masking_path=str(masking_dir) if masking is not None else None,
+        qrels=qrels_record,
+    )
+
+
+def report_from_scores(
+    bench: Benchmark,
+    scores: Scores,
+    runset: RunSet,
+    release: Release,
+    n_boot: int = 1000,
+    n_draws: int = 10000,
+    seed: int = DEFAULT_SEED,
+    controls: Sequence[str] = (),
+    shift: ScoredFolder | None = None,
+) -> PaperReport:
+    """Every table's numbers from an opened, scored run folder (deterministic for a seed).
+
+    ``scores`` holds every run of ``runset`` and the ``controls`` (their run names) scored on
+    ``bench``, the array view of ``release``; the release's folder gives its own files, the
+    ``inventory.jsonl`` of Table S5b and the ``MANIFEST.json`` that names the label signals.
+    Table S1i decomposes :func:`headline_pair`. ``shift`` is the SourceShift run folder scored on
+    its release (Tables S3–S4 and the second column of S1i, scored at this folder's ``k``).
+
+    The report records no inputs (``inputs`` is empty), masked runs or options: those come from
+    files, and :func:`compute_report` adds them.
+    """
     from nclue.report.clustered import clustered_rows, component_column
     from nclue.report.difficulty import difficulty_study
     from nclue.report.label import select_example
@@ -339,69 +407,49 @@ def compute_report(
     from nclue.scoring import scorecard
 
     require_seed(seed)
-    bench_path, runs_path = Path(bench_dir), Path(run_dir)
-    control_paths = sorted((bench_path / CONTROL_DIR).glob("*.jsonl"))
-    folder = score_run_folder(bench_path, runs_path, qrels, control_paths, check_inputs)
-    runset, release, bench, scores = folder.runset, folder.release, folder.bench, folder.scores
-    k, default_form, names = runset.k, runset.form, runset.names
     card = scorecard(bench, scores, ci="family", n_boot=n_boot, seed=seed, with_strata=True)
-
     fair = card.ranked(runset.fair())
     run_by_form = runset.by_form()
-
     contrasts = declared_contrasts(bench, scores, list(runset.contrasts), n_boot, n_draws, seed)
-    inputs = input_hashes(release_file_hashes(bench_path, release.hashes), runs_path, names, control_paths)
-    qrels_record = qrels_version_record(Path(qrels)) if qrels is not None else None
-    if qrels_record is not None:
-        inputs["qrels/" + Path(qrels).name] = str(qrels_record["sha256"])
-
-    masked = Path(masking_dir) if masking_dir is not None and Path(masking_dir).is_dir() else None
-    masking = _masking_part(folder, fair, masked, inputs, n_boot, seed, check_inputs) if masked else None
-    inventory = bench_path / INVENTORY
-    difficulty = difficulty_study(bench, scores, fair, inventory, n_boot, seed) if inventory.is_file() else None
-
-    pair = headline_pair(names, contrasts)
+    inventory = release.root / INVENTORY if release.root is not None else None
+    difficulty = (
+        difficulty_study(bench, scores, fair, inventory, n_boot, seed)
+        if inventory is not None and inventory.is_file()
+        else None
+    )
+    pair = headline_pair(runset, contrasts)
     components = [component_column("development", bench, scores, *pair, n_boot, n_draws, seed)] if pair else []
-
-    shift_study, shift_paths = None, None
+    shift_study = None
     if shift is not None:
-        shift_study, column = _shift_part(
-            Path(shift[0]), Path(shift[1]), scores, names, k, pair, inputs, n_boot, n_draws, seed, check_inputs
-        )
-        shift_paths = {"bench": str(Path(shift[0])), "runs": str(Path(shift[1]))}
+        shift_study, column = _shift_part(shift, scores, runset.names, runset.k, pair, n_boot, n_draws, seed)
         components += [column] if column is not None else []
-
     return PaperReport(
-        k=k,
+        k=runset.k,
         queries=card.queries,
         families=card.families,
         seed=seed,
         bootstrap=n_boot,
         draws=n_draws,
-        default_form=default_form,
-        inputs=inputs,
+        default_form=runset.form,
+        inputs={},
         card=card,
         fair=tuple(fair),
-        controls=folder.controls,
-        categories={n: runset.entries[n].category for n in names},
+        controls=tuple(controls),
+        categories={n: runset.entries[n].category for n in runset.names},
         query_forms=_query_forms(card, run_by_form),
         contrasts=contrasts,
         spearman=headline_spearman(scores, fair),
-        paraphrase=tuple(probe_rows(bench, scores, run_by_form, default_form, n_boot, n_draws, seed)),
+        paraphrase=tuple(probe_rows(bench, scores, run_by_form, runset.form, n_boot, n_draws, seed)),
         clustered=clustered_rows(bench, scores, contrasts, n_boot, seed),
         components=tuple(components),
         shift=shift_study,
-        masking=masking,
         difficulty=difficulty,
         label=select_example(release, seed),
-        shift_paths=shift_paths,
-        masking_path=str(masking_dir) if masking is not None else None,
-        qrels=qrels_record,
-        labels_built_by=_labels_built_by(bench_path),
+        labels_built_by=_labels_built_by(release.root),
     )
 
 
-def _query_forms(card, run_by_form: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, float]]:  # noqa: ANN001 - Scorecard
+def _query_forms(card: Scorecard, run_by_form: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, float]]:
     """Table S2b's values: n-Clue Score of every system run on more than one rendering, per rendering."""
     return {
         system: {form: card[n].n_clue_score for form, n in runs_of.items()}
@@ -410,7 +458,7 @@ def _query_forms(card, run_by_form: Mapping[str, Mapping[str, str]]) -> dict[str
     }
 
 
-def headline_spearman(scores, fair: list[str]) -> dict[str, dict[str, float]] | None:  # noqa: ANN001 - Scores
+def headline_spearman(scores: Scores, fair: list[str]) -> dict[str, dict[str, float]] | None:
     """Table S1b: Spearman's ρ between the headline metrics' orderings of the fair runs (``None`` below two)."""
     from nclue.scoring.summary import HEADLINE, metric_matrix
     from nclue.stats import spearman_matrix
@@ -421,17 +469,26 @@ def headline_spearman(scores, fair: list[str]) -> dict[str, dict[str, float]] | 
     return spearman_matrix({m: metric_matrix(scores, m)[rows].mean(axis=1) for m in HEADLINE})
 
 
-def headline_pair(names: list[str], contrasts: Mapping[str, Contrast]) -> tuple[str, str] | None:
-    """The pair Table S1i decomposes: :data:`HEADLINE_PAIR` when both ran, else the first declared contrast."""
-    if set(HEADLINE_PAIR) <= set(names):
-        return HEADLINE_PAIR
+def headline_pair(runset: RunSet, contrasts: Mapping[str, Contrast]) -> tuple[str, str] | None:
+    """The pair Table S1i decomposes: :attr:`RunSet.headline` (the matrix spec's ``[headline]``;
+    for a folder whose ``matrix.json`` predates the key, the default spec's pair when both ran —
+    :func:`nclue.matrix.runset.headline_of`), else the first declared contrast's base and displayed
+    variant (``contrasts``, as Table S1e shows them). ``None`` without either."""
+    if runset.headline is not None:
+        return runset.headline
     first = next(iter(contrasts.values()), None)
     return None if first is None else (first.base, first.variant)
 
 
 def _masking_part(
-    folder, fair: list[str], masking_dir: Path, inputs: dict[str, str], n_boot: int, seed: int, check_inputs: bool
-):  # noqa: ANN001, ANN202 - ScoredFolder, MaskingStudy | None
+    folder: ScoredFolder,
+    fair: list[str],
+    masking_dir: Path,
+    inputs: dict[str, str],
+    n_boot: int,
+    seed: int,
+    check_inputs: bool,
+) -> MaskingStudy | None:
     """Table S5a from the masked runs in ``masking_dir`` (their hashes added to ``inputs``)."""
     from nclue.report.masking import masking_study, systems_to_mask
 
@@ -450,7 +507,9 @@ def _masking_part(
     return masking
 
 
-def declared_contrasts(bench, scores, blocks: list, n_boot: int, n_draws: int, seed: int) -> dict[str, Contrast]:  # noqa: ANN001 - Benchmark, Scores
+def declared_contrasts(
+    bench: Benchmark, scores: Scores, blocks: Sequence[Block], n_boot: int, n_draws: int, seed: int
+) -> dict[str, Contrast]:
     """Table S1c: each declared block's best endpoint against its base, with the block's max-|T| p
     and the Holm-adjusted selection p (:func:`nclue.scoring.compare_runs`)."""
     from nclue.scoring import compare_runs
@@ -471,52 +530,57 @@ def declared_contrasts(bench, scores, blocks: list, n_boot: int, n_draws: int, s
 
 
 def _shift_part(
-    shift_bench: Path,
-    shift_runs: Path,
-    scores,  # noqa: ANN001 - the development benchmark's Scores
+    shift: ScoredFolder,
+    scores: Scores,
     names: list[str],
     k: int,
     pair: tuple[str, str] | None,
-    inputs: dict[str, str],
     n_boot: int,
     n_draws: int,
     seed: int,
-    check_inputs: bool,
 ) -> tuple[ShiftStudy, ComponentColumn | None]:
-    """The SourceShift study (Tables S3–S4), its S1i column for ``pair`` (scored at the development
-    benchmark's ``k``), and its inputs' hashes added to ``inputs``; ``names``: the development runs."""
-    from nclue.release import Release
+    """The SourceShift study (Tables S3–S4) and its S1i column for ``pair`` (scored at the development
+    benchmark's ``k``); ``scores`` and ``names``: the development benchmark's scores and runs."""
     from nclue.report.clustered import component_column
-    from nclue.report.shift import compute_shift
-    from nclue.scoring import Benchmark, load_run_matrix, score_runs
     from nclue.scoring.summary import metric_matrix
 
-    shift_set = RunSet.open(shift_runs)
     primary = metric_matrix(scores, "n_clue_score")
     dev_deltas = {
         (c.base, v): 100.0 * float((primary[scores.index(v)] - primary[scores.index(c.base)]).mean())
-        for c in shift_set.contrasts
+        for c in shift.runset.contrasts
         for v in c.endpoints
         if c.base in names and v in names
     }
-    study = compute_shift(shift_bench, shift_runs, n_boot, n_draws, seed, dev_deltas, check_inputs)
-    shift_release = Release.open(shift_bench, require_qrels=True)
-    for key, digest in release_file_hashes(shift_bench, shift_release.hashes).items():
-        inputs["shift-" + key] = digest
-    for name in shift_set.names:
-        inputs[f"shift-runs/{shift_set.path(name).name}"] = sha256_file(shift_set.path(name))
-    if pair is None or not set(pair) <= set(shift_set.names):
+    study = shift_from_scores(shift.bench, shift.scores, shift.runset, shift.release, n_boot, n_draws, seed, dev_deltas)
+    if pair is None or not set(pair) <= set(shift.runset.names):
         return study, None
-    s_bench = Benchmark.from_release(shift_release)
-    s_scores = score_runs(s_bench, [load_run_matrix(shift_set.path(n), s_bench, name=n) for n in pair], k=k)
-    return study, component_column("SourceShift", s_bench, s_scores, *pair, n_boot, n_draws, seed)
+    at_k = shift.scores if shift.scores.k == k else _rescore(shift, pair, k)
+    return study, component_column("SourceShift", shift.bench, at_k, *pair, n_boot, n_draws, seed)
 
 
-def _labels_built_by(bench_path: Path) -> str:
+def _rescore(folder: ScoredFolder, names: Sequence[str], k: int) -> Scores:
+    """The runs ``names`` of ``folder`` scored at cut-off ``k`` (the folder was scored at its own)."""
+    from nclue.scoring import load_run_matrix, score_runs
+
+    runs = [load_run_matrix(folder.runset.path(n), folder.bench, name=n) for n in names]
+    return score_runs(folder.bench, runs, k=k)
+
+
+def _shift_inputs(shift_bench: Path, shift: ScoredFolder) -> dict[str, str]:
+    """SHA-256 of every SourceShift input: its release's files and its run files."""
+    out = {"shift-" + key: digest for key, digest in release_file_hashes(shift_bench, shift.release.hashes).items()}
+    for name in shift.runset.names:
+        out[f"shift-runs/{shift.runset.path(name).name}"] = sha256_file(shift.runset.path(name))
+    return out
+
+
+def _labels_built_by(bench_path: Path | None) -> str:
     """:func:`nclue.bench.card.label_signals` of the release's manifest ("" without one)."""
     from nclue.bench.card import label_signals
     from nclue.release import read_manifest
 
+    if bench_path is None:
+        return ""
     try:
         manifest = read_manifest(bench_path, required=False)
         return label_signals(manifest) if manifest else ""
@@ -601,7 +665,7 @@ def _figures(
         written += plots.delta_plane_plot(report.contrasts, out / "delta_plane")
         figures.append(("delta_plane.png", "Displayed contrasts in the ΔGold Hit × Δn-Clue Score plane."))
     if report.shift is not None and report.shift.source_deltas:
-        written += plots.source_delta_plot(report.shift.source_deltas, out / "shift_sources")
+        written += plots.source_delta_plot([asdict(d) for d in report.shift.source_deltas], out / "shift_sources")
         figures.append(("shift_sources.png", "SourceShift: each contrast within each source, with 95% intervals."))
     if report.label is not None:
         if collection is not None:

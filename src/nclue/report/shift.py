@@ -23,23 +23,105 @@ release and run directory:
   across forms. All three are stated in plain sentences (:attr:`ShiftStudy.reversals`);
 * **metric ordering** — Spearman's ρ between the graded-NDCG and Gold-NDCG orderings of
   the fair default-form runs and the largest rank movement between them.
+
+Every row is a frozen dataclass of numbers and names (:class:`ShiftSource`,
+:class:`ShiftContrast` with its :class:`FormDelta` per form, :class:`SourceDelta`,
+:class:`MetricOrdering`, :class:`Reversal`); prose is only in the tables' captions and
+:meth:`Reversal.sentence`. :func:`shift_from_scores` computes the study from an opened and
+scored run folder; :func:`compute_shift` opens and scores one first.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
+from nclue.errors import NclueError
 from nclue.io import json_safe
+from nclue.matrix.runset import RunSet
+from nclue.release import Release
+from nclue.scoring import Benchmark, Scores
 from nclue.tables import Table, Tabular, fmt_ci, fmt_p, fmt_pp
 
 FORMS = ("raw", "clean_v2", "natural")
 MIN_FAMILIES = 5
 """A per-source interval needs at least this many exact gold families (fewer make a percentile bootstrap degenerate)."""
+
+
+class _Row:
+    """A frozen dataclass row whose JSON is its fields, in field order (nested rows included)."""
+
+    def to_json(self) -> dict:
+        return json_safe(asdict(self))
+
+
+@dataclass(frozen=True)
+class ShiftSource(_Row):
+    """One source: its extraction-gate record from ``MANIFEST.json`` and the queries whose golds it holds."""
+
+    source: str
+    documents: int
+    failed_files: int
+    pages: int
+    failed_pages: int
+    usable_share: float
+    passed: bool
+    included: bool
+    reason: str
+    documents_in_release: int
+    queries: int
+    n2: int
+    n3: int
+
+
+@dataclass(frozen=True)
+class FormDelta:
+    """A contrast on one query form: the mean paired difference (pp) and its two-sided sign-flip p."""
+
+    delta: float
+    p: float
+
+
+@dataclass(frozen=True)
+class ShiftContrast(_Row):
+    """One Table S4 row: ``variant − base`` on every form both systems ran on."""
+
+    name: str
+    base: str
+    variant: str
+    forms: Mapping[str, FormDelta]
+
+
+@dataclass(frozen=True)
+class SourceDelta(_Row):
+    """One contrast within one source on the default form (pp): Δ, its exact-family interval (``None``
+    below :data:`MIN_FAMILIES` families), the pooled and development Δ, and whether the source reverses it."""
+
+    contrast: str
+    source: str
+    queries: int
+    families: int
+    delta: float
+    ci: tuple[float, float] | None
+    pooled: float
+    development: float | None
+    reverses: bool
+    excludes_zero: bool
+
+
+@dataclass(frozen=True)
+class MetricOrdering(_Row):
+    """Spearman's ρ between the graded- and Gold-NDCG orderings of ``runs`` fair runs, and the largest
+    rank move (``max_shift`` places, run ``moved``); all but ``runs`` are ``None`` below two runs."""
+
+    runs: int
+    rho: float | None = None
+    max_shift: int | None = None
+    moved: str | None = None
 
 
 @dataclass(frozen=True)
@@ -51,13 +133,13 @@ class ShiftStudy(Tabular):
     default_form: str
     draws: int
     bootstrap: int
-    sources: tuple[dict, ...]
+    sources: tuple[ShiftSource, ...]
     mixed_queries: int
     scores: Mapping[str, Mapping[str, float]]
-    contrasts: tuple[dict, ...]
-    source_deltas: tuple[dict, ...]
+    contrasts: tuple[ShiftContrast, ...]
+    source_deltas: tuple[SourceDelta, ...]
     reversal_records: tuple[Reversal, ...]
-    metric_ordering: Mapping[str, float | int | str | None]
+    metric_ordering: MetricOrdering
 
     @property
     def reversals(self) -> tuple[str, ...]:
@@ -67,26 +149,27 @@ class ShiftStudy(Tabular):
     def sections(self) -> Iterator[tuple[str, str, Table]]:
         """``(file key, title, table)`` of every SourceShift table."""
         yield "table_shift_sources", "SourceShift sources: extraction gate and queries", self.sources_table()
-        yield "table_s3_shift", "SourceShift systems × forms (Table S3)", self.s3_table()
-        yield "table_s4_shift", "SourceShift paired contrasts (Table S4)", self.s4_table()
+        yield "table_s3_shift", "SourceShift systems × forms (Table S3)", self.systems_by_form_table()
+        yield "table_s4_shift", "SourceShift paired contrasts (Table S4)", self.contrasts_by_form_table()
         yield "table_shift_source_deltas", "SourceShift source heterogeneity", self.source_table()
 
     def tables(self) -> list[Table]:
         return [t for _, _, t in self.sections()]
 
     def sources_table(self) -> Table:
+        """The per-source extraction gate and query counts."""
         rows = tuple(
             (
-                s["source"],
-                f"{s['documents']:,}",
-                f"{s['failed_files']:,}",
-                f"{s['pages'] + s['failed_pages']:,}",
-                f"{100 * s['usable_share']:.2f}%",
-                "pass" if s["passed"] else "FAIL",
-                "yes" if s["included"] else "no",
-                f"{s['documents_in_release']:,}",
-                f"{s['queries']:,}",
-                f"{s['n2']}/{s['n3']}",
+                s.source,
+                f"{s.documents:,}",
+                f"{s.failed_files:,}",
+                f"{s.pages + s.failed_pages:,}",
+                f"{100 * s.usable_share:.2f}%",
+                "pass" if s.passed else "FAIL",
+                "yes" if s.included else "no",
+                f"{s.documents_in_release:,}",
+                f"{s.queries:,}",
+                f"{s.n2}/{s.n3}",
             )
             for s in self.sources
         )
@@ -111,7 +194,8 @@ class ShiftStudy(Tabular):
             + ".",
         )
 
-    def s3_table(self) -> Table:
+    def systems_by_form_table(self) -> Table:
+        """Table S3: n-Clue Score of every system on every form."""
         forms = [f for f in FORMS if any(f in v for v in self.scores.values())]
         rows = tuple((system, *(fmt_pp(v.get(f)) for f in forms)) for system, v in self.scores.items())
         return Table(
@@ -122,15 +206,16 @@ class ShiftStudy(Tabular):
             number="S3",
         )
 
-    def s4_table(self) -> Table:
-        forms = [f for f in FORMS if any(f in c["forms"] for c in self.contrasts)]
+    def contrasts_by_form_table(self) -> Table:
+        """Table S4: each contrast's Δ and sign-flip p per form."""
+        forms = [f for f in FORMS if any(f in c.forms for c in self.contrasts)]
         headers = ["Contrast"] + [h for f in forms for h in (f"Δ {f}", f"p {f}")]
         rows = []
         for c in self.contrasts:
-            cells = [c["name"]]
+            cells = [c.name]
             for f in forms:
-                cell = c["forms"].get(f)
-                cells += [fmt_pp(cell["delta"], sign=True), fmt_p(cell["p"])] if cell else ["–", "–"]
+                cell = c.forms.get(f)
+                cells += [fmt_pp(cell.delta, sign=True), fmt_p(cell.p)] if cell else ["–", "–"]
             rows.append(tuple(cells))
         return Table(
             tuple(headers),
@@ -142,16 +227,17 @@ class ShiftStudy(Tabular):
         )
 
     def source_table(self) -> Table:
+        """Source heterogeneity: each contrast within each source, against the pooled Δ."""
         rows = tuple(
             (
-                d["contrast"],
-                d["source"],
-                str(d["queries"]),
-                str(d["families"]),
-                fmt_pp(d["delta"], sign=True),
-                fmt_ci(d["ci"], 1, sign=True),
-                fmt_pp(d["pooled"], sign=True),
-                "yes" + (" (CI excludes 0)" if d["excludes_zero"] else "") if d["reverses"] else "",
+                d.contrast,
+                d.source,
+                str(d.queries),
+                str(d.families),
+                fmt_pp(d.delta, sign=True),
+                fmt_ci(d.ci, 1, sign=True),
+                fmt_pp(d.pooled, sign=True),
+                "yes" + (" (CI excludes 0)" if d.excludes_zero else "") if d.reverses else "",
             )
             for d in self.source_deltas
         )
@@ -172,13 +258,13 @@ class ShiftStudy(Tabular):
                 "default_form": self.default_form,
                 "draws": self.draws,
                 "bootstrap": self.bootstrap,
-                "sources": list(self.sources),
+                "sources": [s.to_json() for s in self.sources],
                 "mixed_queries": self.mixed_queries,
                 "scores": self.scores,
-                "contrasts": list(self.contrasts),
-                "source_deltas": list(self.source_deltas),
+                "contrasts": [c.to_json() for c in self.contrasts],
+                "source_deltas": [d.to_json() for d in self.source_deltas],
                 "reversals": list(self.reversals),
-                "metric_ordering": dict(self.metric_ordering),
+                "metric_ordering": self.metric_ordering.to_json(),
             }
         )
 
@@ -205,7 +291,22 @@ class Reversal:
     families: int = 0
     ci: tuple[float, float] | None = None
     excludes_zero: bool = False
-    forms: Mapping[str, Mapping[str, float]] | None = None
+    forms: Mapping[str, FormDelta] | None = None
+
+    @classmethod
+    def of_source(cls, row: SourceDelta) -> Reversal:
+        """The reversal of ``row``'s contrast on ``row``'s source (against the pooled Δ)."""
+        return cls(
+            "source",
+            row.contrast,
+            row.delta,
+            row.pooled,
+            source=row.source,
+            queries=row.queries,
+            families=row.families,
+            ci=row.ci,
+            excludes_zero=row.excludes_zero,
+        )
 
     def sentence(self) -> str:
         """The reversal as one plain sentence (the report's "Where SourceShift reverses a contrast")."""
@@ -226,7 +327,7 @@ class Reversal:
                 f"against {self.reference:+.1f} pooled."
             )
         forms = self.forms or {}
-        parts = ", ".join(f"{v['delta']:+.1f} on {f} (p = {v['p']:.3f})" for f, v in forms.items())
+        parts = ", ".join(f"{v.delta:+.1f} on {f} (p = {v.p:.3f})" for f, v in forms.items())
         return f"{self.contrast} changes direction with the query form: {parts}."
 
 
@@ -241,30 +342,52 @@ def compute_shift(
 ) -> ShiftStudy:
     """The SourceShift study from its release and its matrix run directory (see the module docstring).
 
-    ``dev_deltas`` maps ``(base, variant)`` to the development benchmark's ΔScore (pp) of the
-    same pair, to state where the direction reverses between benchmarks. ``check_inputs``: the
-    run files and release must be those the runs' ``matrix.json`` recorded
-    (:mod:`nclue.report.provenance`).
+    Opens and scores the folder (:func:`nclue.report.scored.score_run_folder`; ``check_inputs``:
+    the run files and release must be those the runs' ``matrix.json`` recorded,
+    :mod:`nclue.report.provenance`), then :func:`shift_from_scores`.
+    """
+    from nclue.report.scored import score_run_folder
+
+    folder = score_run_folder(bench_dir, run_dir, check_inputs=check_inputs)
+    return shift_from_scores(
+        folder.bench, folder.scores, folder.runset, folder.release, n_boot, n_draws, seed, dev_deltas
+    )
+
+
+def shift_from_scores(
+    bench: Benchmark,
+    scores: Scores,
+    runset: RunSet,
+    release: Release,
+    n_boot: int,
+    n_draws: int,
+    seed: int,
+    dev_deltas: Mapping[tuple[str, str], float] | None = None,
+) -> ShiftStudy:
+    """The SourceShift study of an opened, scored run folder (see the module docstring).
+
+    ``scores`` holds every run of ``runset`` scored on ``bench`` (the array view of ``release``);
+    ``release`` gives the documents' sources and, from its ``MANIFEST.json``, the extraction gate
+    (refused when missing). ``dev_deltas`` maps ``(base, variant)`` to the development
+    benchmark's ΔScore (pp) of the same pair, to state where the direction reverses between
+    benchmarks. Deterministic for a seed.
     """
     from nclue.bench.pipeline import query_sources
-    from nclue.release import read_manifest
-    from nclue.report.scored import score_run_folder
     from nclue.scoring import metric_matrix
 
-    bench_path = Path(bench_dir)
-    folder = score_run_folder(bench_path, run_dir, check_inputs=check_inputs)
-    runset, release, bench, scores = folder.runset, folder.release, folder.bench, folder.scores
     primary = metric_matrix(scores, "n_clue_score")
     source_of = {d.doc_id: d.source or "unknown" for d in release.corpus}
     by_query = query_sources(release.judgments, source_of)
     q_source = np.array([by_query.get(q, "none") for q in bench.qids], dtype=object)
-    sources = _source_rows(_gate(bench_path, read_manifest(bench_path)), q_source, bench.n)
+    sources = _source_rows(_gate(release), q_source, bench.n)
     contrasts, deltas, reversals = [], [], []
     pairs = [(c.name, c.base, v) for c in runset.contrasts for v in c.endpoints]
     for label, base, variant in pairs:
         name = label if sum(1 for p in pairs if p[0] == label) == 1 else f"{label}: {variant}"
-        forms = _form_deltas(runset, scores, primary, base, variant, n_draws, seed)
-        contrasts.append({"name": name, "base": base, "variant": variant, "forms": forms})
+        contrast = ShiftContrast(
+            name, base, variant, _form_deltas(runset, scores, primary, base, variant, n_draws, seed)
+        )
+        contrasts.append(contrast)
         diff = primary[scores.index(variant)] - primary[scores.index(base)]
         pooled = 100.0 * float(diff.mean())
         dev = (dev_deltas or {}).get((base, variant))
@@ -272,23 +395,9 @@ def compute_shift(
             reversals.append(Reversal("benchmarks", name, pooled, dev, base, variant, form=runset.form))
         rows = _source_deltas(name, diff, pooled, dev, q_source, bench.family, sources, n_boot, seed)
         deltas += rows
-        reversals += [
-            Reversal(
-                "source",
-                name,
-                r["delta"],
-                pooled,
-                source=r["source"],
-                queries=r["queries"],
-                families=r["families"],
-                ci=r["ci"],
-                excludes_zero=r["excludes_zero"],
-            )  # fmt: skip
-            for r in rows
-            if r["reverses"]
-        ]
-        if len({_sign(v["delta"]) for v in forms.values()} - {0}) > 1:
-            reversals.append(Reversal("form", name, forms=forms))
+        reversals += [Reversal.of_source(r) for r in rows if r.reverses]
+        if len({_sign(v.delta) for v in contrast.forms.values()} - {0}) > 1:
+            reversals.append(Reversal("form", name, forms=contrast.forms))
     return ShiftStudy(
         queries=bench.n_queries,
         documents=len(release.corpus),
@@ -308,38 +417,49 @@ def compute_shift(
     )
 
 
-def _gate(bench_path: Path, manifest: Mapping) -> Mapping:
-    """The extraction gate record of the release's manifest (refused when missing)."""
-    from nclue.errors import NclueError
+def _gate(release: Release) -> Mapping:
+    """The extraction gate record of the release's ``MANIFEST.json`` (refused when missing)."""
+    from nclue.release import read_manifest
 
+    manifest = read_manifest(release.root) if release.root is not None else {}
     gate = manifest.get("gate")
     if not isinstance(gate, dict) or "sources" not in gate:
         raise NclueError(
-            f"{bench_path}: MANIFEST.json has no extraction gate; build the SourceShift release with this nclue"
+            f"{release.root or 'this release'}: MANIFEST.json has no extraction gate; "
+            "build the SourceShift release with this nclue"
         )
     return gate
 
 
-def _source_rows(gate: Mapping, q_source: np.ndarray, n: np.ndarray) -> list[dict]:
+def _source_rows(gate: Mapping, q_source: np.ndarray, n: np.ndarray) -> list[ShiftSource]:
     """Per source: the gate's extraction record and the queries whose golds it holds (``n = 2`` / ``n = 3``)."""
     rows = []
     for row in gate["sources"]:
         mask = q_source == row["source"]
         rows.append(
-            {
-                **{k: row[k] for k in ("source", "documents", "failed_files", "pages", "failed_pages", "usable_share")},
-                **{k: row[k] for k in ("passed", "included", "reason")},
-                "documents_in_release": row.get("documents_in_release", 0),
-                "queries": int(mask.sum()),
-                "n2": int((mask & (n == 2)).sum()),
-                "n3": int((mask & (n == 3)).sum()),
-            }
+            ShiftSource(
+                source=str(row["source"]),
+                documents=int(row["documents"]),
+                failed_files=int(row["failed_files"]),
+                pages=int(row["pages"]),
+                failed_pages=int(row["failed_pages"]),
+                usable_share=float(row["usable_share"]),
+                passed=bool(row["passed"]),
+                included=bool(row["included"]),
+                reason=str(row["reason"]),
+                documents_in_release=int(row.get("documents_in_release", 0)),
+                queries=int(mask.sum()),
+                n2=int((mask & (n == 2)).sum()),
+                n3=int((mask & (n == 3)).sum()),
+            )
         )
     return rows
 
 
-def _form_deltas(runset, scores, primary: np.ndarray, base: str, variant: str, n_draws: int, seed: int) -> dict:  # noqa: ANN001 - RunSet, Scores
-    """``{form: {"delta", "p"}}`` of ``variant − base`` on every form both systems ran on."""
+def _form_deltas(
+    runset: RunSet, scores: Scores, primary: np.ndarray, base: str, variant: str, n_draws: int, seed: int
+) -> dict[str, FormDelta]:
+    """``variant − base`` on every form both systems ran on."""
     from nclue.stats import paired_randomization
 
     out = {}
@@ -350,7 +470,7 @@ def _form_deltas(runset, scores, primary: np.ndarray, base: str, variant: str, n
             continue
         diff = primary[scores.index(v)] - primary[scores.index(b)]
         p = paired_randomization(diff[None, :], None, n_draws, seed)[0]
-        out[form] = {"delta": 100.0 * float(diff.mean()), "p": float(p)}
+        out[form] = FormDelta(100.0 * float(diff.mean()), float(p))
     return out
 
 
@@ -361,16 +481,16 @@ def _source_deltas(
     dev: float | None,
     q_source: np.ndarray,
     family: np.ndarray,
-    sources: list[dict],
+    sources: list[ShiftSource],
     n_boot: int,
     seed: int,
-) -> list[dict]:
+) -> list[SourceDelta]:
     """One contrast's Δ within each source, with its exact-family interval (none below :data:`MIN_FAMILIES`)."""
     from nclue.stats import bootstrap_ci
 
     rows = []
     for s in sources:
-        mask = q_source == s["source"]
+        mask = q_source == s.source
         if not mask.any():
             continue
         families = int(np.unique(family[mask]).size)
@@ -381,23 +501,23 @@ def _source_deltas(
         )
         delta = 100.0 * float(diff[mask].mean())
         rows.append(
-            {
-                "contrast": name,
-                "source": s["source"],
-                "queries": int(mask.sum()),
-                "families": families,
-                "delta": delta,
-                "ci": None if ci is None else (float(ci[0]), float(ci[1])),
-                "pooled": pooled,
-                "development": dev,
-                "reverses": _sign(delta) * _sign(pooled) < 0,
-                "excludes_zero": ci is not None and bool(ci[0] > 0 or ci[1] < 0),
-            }
+            SourceDelta(
+                contrast=name,
+                source=s.source,
+                queries=int(mask.sum()),
+                families=families,
+                delta=delta,
+                ci=None if ci is None else (float(ci[0]), float(ci[1])),
+                pooled=pooled,
+                development=dev,
+                reverses=_sign(delta) * _sign(pooled) < 0,
+                excludes_zero=ci is not None and bool(ci[0] > 0 or ci[1] < 0),
+            )
         )
     return rows
 
 
-def _metric_ordering(scores, fair: list[str]) -> dict[str, float | int | str | None]:  # noqa: ANN001 - Scores
+def _metric_ordering(scores: Scores, fair: list[str]) -> MetricOrdering:
     """Spearman's ρ between the graded- and Gold-NDCG orderings of the fair runs, and the largest rank move."""
     from scipy.stats import rankdata
 
@@ -405,16 +525,11 @@ def _metric_ordering(scores, fair: list[str]) -> dict[str, float | int | str | N
     from nclue.stats import spearman_matrix
 
     if len(fair) < 2:
-        return {"runs": len(fair), "rho": None, "max_shift": None, "moved": None}
+        return MetricOrdering(len(fair))
     rows = [scores.index(n) for n in fair]
     graded = metric_matrix(scores, "graded_ndcg")[rows].mean(axis=1)
     gold = metric_matrix(scores, "gold_ndcg")[rows].mean(axis=1)
     rho = spearman_matrix({"graded": graded, "gold": gold})["graded"]["gold"]
     shift = np.abs(rankdata(-graded, method="min") - rankdata(-gold, method="min"))
     moved = int(np.argmax(shift))
-    return {
-        "runs": len(fair),
-        "rho": None if math.isnan(rho) else rho,
-        "max_shift": int(shift[moved]),
-        "moved": fair[moved],
-    }
+    return MetricOrdering(len(fair), None if math.isnan(rho) else rho, int(shift[moved]), fair[moved])

@@ -1,4 +1,4 @@
-"""Turn an nclue benchmark release plus its collection into an R03 task set.
+"""Turn an nclue benchmark release plus its collection into a coverage task set (``docs/coverage.md``).
 
 Mapping (one task per query):
 
@@ -11,7 +11,7 @@ Mapping (one task per query):
     (:func:`nclue.systems.run.run_systems`) — retrieval decides the pool, the qrels only judge it;
   - a **run file** (TREC or nclue JSONL): its ``depth`` best documents per query (score
     descending, file order on ties);
-  - ``judged`` — **R03's judged pool**: every document judged for the query, those judged to
+  - ``judged`` — **the protocol's judged pool**: every document judged for the query, those judged to
     establish nothing (grade 0) included — a reader-judged release's ``reading.jsonl`` lists
     them (``judged``). Which documents were judged was decided by the release's pooling, not by
     the grades, so the pool carries no label beyond "was read";
@@ -54,6 +54,7 @@ import numpy as np
 from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 from nclue.io import sha256_file, write_json, write_jsonl
+from nclue.progress import Progress, quiet
 from nclue.release import READING_FILE, Release
 from nclue.select.params import DEFAULT_DEPTH, DEFAULT_POOL, JUDGED_POOL, ORACLE_POOL
 from nclue.select.tasks import DOCS_FILE, JUDGMENTS_FILE, TASKS_FILE, id_key
@@ -85,7 +86,7 @@ def leading_text(store: PageStore, doc_id: str, max_chars: int) -> str:
 
 
 def retrieved_pools(
-    release: Release, store: PageStore, collection_dir: Path, pool: str, depth: int, form: str, progress: bool
+    release: Release, store: PageStore, collection_dir: Path, pool: str, depth: int, form: str, progress: Progress
 ) -> tuple[dict[str, list[tuple[str, float]]], dict]:
     """``qid → [(doc_id, score), ...]`` (best first, at most ``depth``) and the pool rule."""
     path = Path(pool)
@@ -140,7 +141,7 @@ def judged_documents(bench: Path) -> dict[str, list[str]] | None:
 
 
 def typed_scores(
-    release: Release, store: PageStore, collection: Path, form: str, progress: bool
+    release: Release, store: PageStore, collection: Path, form: str, progress: Progress
 ) -> tuple[dict[str, dict[str, float]] | None, str]:
     """``qid → {doc_id: score}`` of the typed comparator over the whole collection, and a note for
     ``adapter.json``; ``None`` (and why) when the collection cannot run it."""
@@ -175,9 +176,13 @@ def adapt_release(
     pool: str = DEFAULT_POOL,
     depth: int = DEFAULT_DEPTH,
     form: str = DEFAULT_FORM,
-    progress: bool = False,
+    progress: Progress = quiet,
 ) -> dict:
-    """Write ``tasks.jsonl``, ``docs.jsonl``, ``judgments.jsonl`` and ``adapter.json``; return the report."""
+    """Write ``tasks.jsonl``, ``docs.jsonl``, ``judgments.jsonl`` and ``adapter.json``; return the report.
+
+    ``progress`` (:mod:`nclue.progress`) hears the ``"queries: <system>"`` stages of the systems run
+    (:func:`nclue.systems.run.run_systems`): the pool's, when it is a system, and the typed comparator's.
+    """
     bench, out, collection = Path(bench_dir), Path(out_dir), Path(collection_dir)
     if depth < 1:
         raise NclueError(f"pool depth must be at least 1, got {depth}")

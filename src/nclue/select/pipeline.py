@@ -25,6 +25,7 @@ from pathlib import Path
 from nclue.errors import NclueError
 from nclue.evidence.model import Calibration
 from nclue.io import write_json
+from nclue.progress import Progress, quiet
 from nclue.select.adapter import adapt_release
 from nclue.select.evaluate import CoverageVerification, evaluate, verify_report
 from nclue.select.freeze import freeze, verify_freeze
@@ -58,10 +59,11 @@ def run_coverage(
     depth: int = DEFAULT_DEPTH,
     k: int = 5,
     encoder_kind: str = "onnx",
-    progress: bool = False,
+    progress: Progress = quiet,
     log: Callable[[str], None] | None = None,
 ) -> CoverageReport:
-    """Adapt, choose the calibration, freeze (or reuse the freeze) and evaluate (module docstring)."""
+    """Adapt, choose the calibration, freeze (or reuse the freeze) and evaluate (module docstring);
+    ``progress`` (:mod:`nclue.progress`) hears the adapter's stages (:func:`~nclue.select.adapter.adapt_release`)."""
     out = Path(out_dir)
     say = log if log is not None else (lambda _: None)
     tasks, frozen, results = out / TASKS_DIR, out / FREEZE_DIR, out / RESULTS_DIR

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from nclue.engine import Engine
 from nclue.errors import NclueError
-from nclue.progress import Advance
+from nclue.progress import Advance, Progress, quiet, stage_advance
 from nclue.release import Release
 from nclue.systems.backbone import Request, System
 from nclue.systems.names import canonical
@@ -232,7 +232,7 @@ def run_systems(
     form: str = DEFAULT_FORM,
     out_dir: str | os.PathLike[str] | None = None,
     depth: int = DEPTH,
-    progress: bool = False,
+    progress: Progress = quiet,
     default_form: str = DEFAULT_FORM,
     engine: Engine | None = None,
 ) -> RunReport:
@@ -241,7 +241,8 @@ def run_systems(
     ``release`` is an opened :class:`~nclue.release.Release` or its directory; ``collection`` an
     opened :class:`~nclue.systems.registry.Workspace` or a collection directory. With an
     ``engine`` (:mod:`nclue.engine`), batches of queries are ranked on its workers, each of which
-    opens the collection itself; the run files are identical to a local run.
+    opens the collection itself; the run files are identical to a local run. ``progress``
+    (:mod:`nclue.progress`) hears one stage per system, ``"queries: <run name>"`` (total: the queries).
     """
     rel = release if isinstance(release, Release) else Release.open(release, with_qrels=False)
     queries = rel.queries
@@ -252,39 +253,26 @@ def run_systems(
     runs: dict[str, Run] = {}
     files: list[Path] = []
     failed: dict[str, dict[str, str]] = {}
-    bar = None
-    if progress:
-        from rich.progress import Progress
-
-        bar = Progress(transient=True)
-        bar.start()
-    try:
-        for system_name, system in systems:
-            name = run_name(system_name, form, default_form)
-            tick = None
-            if bar is not None:
-                task = bar.add_task(name, total=len(queries))
-                tick = lambda n, task=task: bar.advance(task, n)  # noqa: E731
-            if engine is None:
-                run, errors = run_system(system, queries, form, mapping, name, depth, tick)
-            else:
-                run, errors = run_system_on(
-                    engine,
-                    ws.collection_dir.resolve(),
-                    system_name,
-                    bool(system.page_aware),
-                    queries,
-                    form,
-                    mapping,
-                    name,
-                    depth,
-                    tick,
-                )
-            runs[name] = run
-            failed[name] = errors
-            if out_dir is not None:
-                files += run.write(out_dir)
-    finally:
-        if bar is not None:
-            bar.stop()
+    for system_name, system in systems:
+        name = run_name(system_name, form, default_form)
+        tick = stage_advance(progress, f"queries: {name}", len(queries))
+        if engine is None:
+            run, errors = run_system(system, queries, form, mapping, name, depth, tick)
+        else:
+            run, errors = run_system_on(
+                engine,
+                ws.collection_dir.resolve(),
+                system_name,
+                bool(system.page_aware),
+                queries,
+                form,
+                mapping,
+                name,
+                depth,
+                tick,
+            )
+        runs[name] = run
+        failed[name] = errors
+        if out_dir is not None:
+            files += run.write(out_dir)
     return RunReport(runs=runs, files=files, mapping=mapping, failed=failed)
