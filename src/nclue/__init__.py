@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from nclue import _moved
 from nclue._version import __version__
+
+_moved.install()
 
 _API = {
     "Collection": "nclue.api",

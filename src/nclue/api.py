@@ -48,7 +48,7 @@ from nclue.release import Release
 from nclue.types import DEFAULT_FORM, DEFAULT_SEED, Form, Qrels, RankedDoc, Run
 
 if TYPE_CHECKING:
-    from nclue.bench.params import BuildOptions
+    from nclue.bench.construction_params import BuildOptions
     from nclue.corpus.ingest import IngestSummary
     from nclue.corpus.store import PageStore
     from nclue.scoring import Benchmark, Comparison, Scorecard
@@ -177,7 +177,7 @@ def ingest(
 
 def build_benchmark(collection: PathLike, out: PathLike, options: BuildOptions | None = None) -> Release:
     """Build a benchmark release from a collection into ``out`` and open it (``judge="reader"``: reader-judged)."""
-    from nclue.bench.params import BuildOptions
+    from nclue.bench.construction_params import BuildOptions
     from nclue.bench.pipeline import build
     from nclue.reader.build import build_read_benchmark
 
@@ -185,7 +185,7 @@ def build_benchmark(collection: PathLike, out: PathLike, options: BuildOptions |
     target = path_arg("out", out, "'bench'")
     if options is not None and not isinstance(options, BuildOptions):
         raise NclueError(
-            f"options must be nclue.bench.params.BuildOptions or None, got {received(options)}; "
+            f"options must be nclue.bench.construction_params.BuildOptions or None, got {received(options)}; "
             "e.g. options=BuildOptions(judge='offline')"
         )
     chosen = options or BuildOptions()

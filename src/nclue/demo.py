@@ -140,7 +140,7 @@ def run_demo(
     protocol's study on its judged pools (grade-0 documents included; ``OUT/coverage-reader``,
     ``OUT/coverage-shift-reader``).
     """
-    from nclue.bench.params import BuildOptions
+    from nclue.bench.construction_params import BuildOptions
     from nclue.bench.pipeline import build
     from nclue.bench.verify import verify as verify_release
     from nclue.corpus.fetch import fetch_recipe
@@ -379,7 +379,7 @@ def reader_options(data: Path):  # noqa: ANN201 - a BuildOptions
     """
     import json
 
-    from nclue.bench.params import BuildOptions
+    from nclue.bench.construction_params import BuildOptions
 
     meta = json.loads((data / "provenance.json").read_text(encoding="utf-8"))
     return BuildOptions(
@@ -425,7 +425,7 @@ def _reader_benchmarks(out: Path, collection: Path, readers: Path, spec, workers
         _run_matrix(run_matrix, spec, bench, coll, runs, workers)
         _report(bench, runs, report, coll, None)
         console.print(f"{name} benchmark report: {report / 'index.md'}", markup=False)
-        from nclue.select.params import JUDGED_POOL
+        from nclue.select.selection_defaults import JUDGED_POOL
 
         coverage, _ = _coverage(bench, coll, out / f"coverage-{name}", pool=JUDGED_POOL)
         console.print(coverage.to_rich())
@@ -476,9 +476,9 @@ def _coverage(bench: Path, collection: Path, out: Path, pool: str | None = None)
     import json
 
     from nclue.select.evaluate import SUMMARY_FILE
-    from nclue.select.params import DEFAULT_POOL
     from nclue.select.pipeline import RESULTS_DIR, run_coverage
     from nclue.select.results import results_table
+    from nclue.select.selection_defaults import DEFAULT_POOL
 
     pool = pool or DEFAULT_POOL
     summary = out / RESULTS_DIR / SUMMARY_FILE

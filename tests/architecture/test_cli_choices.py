@@ -15,7 +15,7 @@ def values(enum: type) -> set[str]:
         ("nclue.cli.corpus:OcrMode", "nclue.corpus.pdftext:OCR_MODES"),
         ("nclue.cli.index:Backend", "nclue.models.encoder:BACKENDS"),
         ("nclue.cli.index:Method", "nclue.index.options:METHODS"),
-        ("nclue.cli.bench:Judge", "nclue.bench.params:JUDGES"),
+        ("nclue.cli.bench:Judge", "nclue.bench.construction_params:JUDGES"),
         ("nclue.cli.scoring:CiKind", "nclue.scoring:CI_KINDS"),
         ("nclue.cli.coverage:Encoder", "nclue.select.encode:ENCODERS"),
         ("nclue.cli.llm_options:LLMApi", "nclue.llm.client:APIS"),

@@ -23,6 +23,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     for names in (
         (
             "_version",
+            "_moved",
             "errors",
             "api_args",
             "io",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nclue.audit.params import SampleParams
+from nclue.audit.audit_params import SampleParams
 from tests.fixtures.small_collection import build_small_release
 
 

@@ -18,14 +18,14 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
+from nclue.audit.audit_params import SampleParams
 from nclue.audit.export import read_export
 from nclue.audit.packet import build_packet
-from nclue.audit.params import SampleParams
+from nclue.audit.quote_match import quote_problem, verbatim
 from nclue.audit.repair import repair
 from nclue.audit.sample import sample
 from nclue.audit.score import score
 from nclue.audit.store import AuditDir
-from nclue.audit.text import quote_problem, verbatim
 from tests.audit.simulate import answers, hostile_release, payload_of, write_export
 
 pytestmark = pytest.mark.slow

@@ -11,10 +11,10 @@ from scipy.stats import spearmanr
 
 import nclue
 from nclue.audit.adjudicate import adjudicate
+from nclue.audit.audit_params import ChallengeParams
 from nclue.audit.challenge import challenge
 from nclue.audit.impact import impact
 from nclue.audit.packet import build_packet
-from nclue.audit.params import ChallengeParams
 from nclue.audit.store import AuditDir
 from nclue.runfile import run_name
 from tests.audit.simulate import answers, payload_of, read_jsonl, write_export

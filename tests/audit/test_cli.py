@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nclue.audit import params
+from nclue.audit import audit_params as params
 from nclue.cli import audit as cli_audit
 from tests.audit.simulate import answers, payload_of, write_export
 

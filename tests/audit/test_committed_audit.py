@@ -29,7 +29,7 @@ def test_the_committed_audit_reproduces(debian_pdf_dir: Path, tmp_path: Path) ->
     from nclue.audit.machine import machine
     from nclue.audit.packet import build_packet
     from nclue.audit.repair import repair
-    from nclue.bench.params import BuildOptions
+    from nclue.bench.construction_params import BuildOptions
     from nclue.bench.pipeline import build
     from nclue.corpus.ingest import ingest
     from nclue.demo import audited_qrels

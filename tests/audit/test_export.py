@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from nclue.audit.audit_params import SampleParams
 from nclue.audit.export import read_export, read_exports
 from nclue.audit.packet import build_packet
-from nclue.audit.params import SampleParams
 from nclue.audit.sample import sample
 from nclue.audit.store import AuditDir
 from nclue.errors import NclueError

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from nclue.audit.audit_params import ROUTES, SampleParams
 from nclue.audit.packet import build_packet, embed_json
-from nclue.audit.params import ROUTES, SampleParams
 from nclue.audit.pool import Routes, pool, round_robin
 from nclue.audit.sample import sample
 from nclue.corpus.store import PageStore

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from nclue.audit.adjudicate import adjudicate
+from nclue.audit.audit_params import SampleParams
 from nclue.audit.export import ConditionResponse, Export
 from nclue.audit.packet import build_packet
-from nclue.audit.params import SampleParams
 from nclue.audit.repair import classify, repair
 from nclue.audit.sample import sample
 from nclue.errors import NclueError

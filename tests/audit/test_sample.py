@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nclue.audit.params import SampleParams
+from nclue.audit.audit_params import SampleParams
 from nclue.audit.sample import allocate, sample
 from nclue.errors import NclueError
 from tests.audit.simulate import read_jsonl

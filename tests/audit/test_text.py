@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nclue.audit.text import FuzzyText, letters, normalise, quote_problem, substring_distances, verbatim
+from nclue.audit.quote_match import FuzzyText, letters, normalise, quote_problem, substring_distances, verbatim
 
 
 def brute_substring_distance(pattern: str, text: str) -> int:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nclue.bench.params import BuildOptions
+from nclue.bench.construction_params import BuildOptions
 from nclue.bench.pipeline import build
 from nclue.bench.verify import verify
 from nclue.errors import NclueError

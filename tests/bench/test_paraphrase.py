@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nclue.bench.paraphrase import fill_paraphrases, render_prompt
+from nclue.bench.paraphrase_fill import fill_paraphrases, render_prompt
 from nclue.bench.prompts.paraphrase import parse
 from nclue.bench.verify import verify
 from nclue.errors import NclueError

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from nclue.bench.params import BuildOptions
+from nclue.bench.construction_params import BuildOptions
 from nclue.bench.pipeline import build
 from nclue.bench.verify import verify
 from nclue.corpus.info import extraction_gate

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from nclue.errors import NclueError
+from nclue.evidence.evidence_defaults import DEFAULT_SIGNALS
 from nclue.evidence.model import SHIPPED, Calibration, for_sources
-from nclue.evidence.params import DEFAULT_SIGNALS
 
 DEV_SOURCES = {"r-doc-pdf", "texlive-humanities-doc", "texlive-science-doc"}
 SHIFT_SOURCES = {"asymptote-doc", "gnuplot-doc", "pari-doc", "yacas-doc"}

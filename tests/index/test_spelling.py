@@ -58,7 +58,7 @@ def test_rewrite_needs_a_different_term() -> None:
 
 def test_bm25_and_phrase_signals_read_the_other_spelling(tmp_path) -> None:  # noqa: ANN001
     from nclue.evidence.signals import signal_matrix
-    from nclue.select.evidence import docs_source
+    from nclue.select.coverage_evidence import docs_source
 
     texts = {
         "a": "Options and customization of the colour scheme",

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from nclue.bench.params import ReaderParams
+from nclue.bench.construction_params import ReaderParams
 from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 from nclue.index.lexical import build_lexical_index

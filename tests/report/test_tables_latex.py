@@ -12,7 +12,7 @@ import pytest
 from nclue.report.clustered import ClusteredRow, clustered_table
 from nclue.report.difficulty import DifficultyStudy
 from nclue.report.label import LabelExample
-from nclue.report.paraphrase import ProbeRow, probe_table
+from nclue.report.paraphrase_probe import ProbeRow, probe_table
 from nclue.tables import Table, render
 from tests.report.contrasts import make_contrast
 

@@ -260,7 +260,7 @@ def test_a_seed_says_what_the_command_line_says(release: Path, run_file: Path, s
 
 def test_build_options_of_the_wrong_type_are_named(indexed_source: Path, tmp_path: Path) -> None:
     with pytest.raises(
-        NclueError, match=re.escape("options must be nclue.bench.params.BuildOptions or None, got str 'x'")
+        NclueError, match=re.escape("options must be nclue.bench.construction_params.BuildOptions or None, got str 'x'")
     ):
         nclue.build_benchmark(indexed_source, tmp_path / "bench", "x")
     assert not (tmp_path / "bench").exists()

@@ -22,8 +22,8 @@ from PIL import Image
 
 from nclue.audit import packet
 from nclue.bench import compose
+from nclue.bench.construction_params import ComposeParams
 from nclue.bench.inventory import Condition, Inventory
-from nclue.bench.params import ComposeParams
 from nclue.corpus import ocr
 from nclue.corpus.pdftext import extract_pdf
 from nclue.corpus.render import bitmap_size, capped_scale
@@ -221,7 +221,7 @@ def test_stopping_early_draws_exactly_the_same_candidates(monkeypatch: pytest.Mo
 def test_import_survives_an_item_id_proto(tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
-    from nclue.audit.params import SampleParams
+    from nclue.audit.audit_params import SampleParams
     from nclue.audit.sample import sample
     from tests.audit.simulate import answers, hostile_release, payload_of, write_export
     from tests.audit.test_browser import ARGS, CHROMIUM, open_packet, tid

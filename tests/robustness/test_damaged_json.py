@@ -73,8 +73,8 @@ def test_a_damaged_method_json_is_named(frozen, cli, tmp_path: Path, damage: str
 @pytest.fixture(scope="module")
 def audit_source(release: Path, indexed_source: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """A 6-pair audit of the robustness release, its blind packet and one complete export (read-only)."""
+    from nclue.audit.audit_params import SampleParams
     from nclue.audit.packet import build_packet
-    from nclue.audit.params import SampleParams
     from nclue.audit.sample import sample
 
     root = tmp_path_factory.mktemp("damaged-audit")

@@ -38,8 +38,8 @@ def test_a_negative_seed_is_refused_by_the_cli(
 
 
 def test_a_negative_seed_is_refused_by_the_api(release: Path, run_file: Path) -> None:
-    from nclue.audit.params import SampleParams
-    from nclue.bench.params import ComposeParams
+    from nclue.audit.audit_params import SampleParams
+    from nclue.bench.construction_params import ComposeParams
 
     for call in (
         lambda: nclue.evaluate(release, [run_file], seed=-5),

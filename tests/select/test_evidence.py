@@ -10,7 +10,7 @@ import pytest
 from nclue.errors import NclueError
 from nclue.evidence.model import Calibration, Model, fold_of, page_logits, segment_best, sigmoid
 from nclue.evidence.signals import EvidenceSource
-from nclue.select.evidence import EvidenceModel
+from nclue.select.coverage_evidence import EvidenceModel
 
 
 def test_segment_best_matches_a_loop_and_takes_the_earlier_page_on_ties():

@@ -51,7 +51,7 @@ def test_freeze_is_deterministic_and_evaluate_scores_it(task_dir, tmp_path, enco
         "method.json",
         "near_duplicates.json",
     }
-    assert {"select/selectors.py", "select/diversify.py", "select/evidence.py"} <= set(r1.manifest["code"])
+    assert {"select/selectors.py", "select/diversify.py", "select/coverage_evidence.py"} <= set(r1.manifest["code"])
     assert r1.manifest["pool"]["kind"] == "given"
     summary = evaluate(task_dir, tmp_path / "f1", task_dir / "judgments.jsonl", tmp_path / "out").to_json()
     assert set(summary["splits"]) == {"all", "operations", "policy"}

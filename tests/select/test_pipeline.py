@@ -22,7 +22,7 @@ def test_run_coverage_then_verify(phrase_bench, tmp_path):
     shutil.copytree(source, coll)
     build_dense_index(coll, backend="onnx", max_chunks_per_page=1)
     from nclue.corpus.structure import StructureParams, build_structure
-    from nclue.index.structure import build_heading_vectors
+    from nclue.index.heading_vectors import build_heading_vectors
 
     build_structure(coll, StructureParams(fonts="off"))
     build_heading_vectors(coll)

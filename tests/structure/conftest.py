@@ -23,8 +23,8 @@ def struct_collection(small_collection: Path, tmp_path_factory: pytest.TempPathF
     """Four short real documents (~85 pages) indexed for ``struct:test.*`` (hand-set calibration)."""
     from nclue.corpus.structure import StructureParams, build_structure
     from nclue.index.dense import build_dense_index
+    from nclue.index.heading_vectors import build_heading_vectors
     from nclue.index.lexical import build_lexical_index
-    from nclue.index.structure import build_heading_vectors
     from nclue.io import write_json
     from tests.dense.conftest import cut_collection
 

@@ -152,7 +152,7 @@ def test_cli_help_and_missing_collection(cli, tmp_path: Path) -> None:
 
 
 def test_cli_enums_match_the_library() -> None:
-    from nclue.bench.params import CONDITIONS
+    from nclue.bench.construction_params import CONDITIONS
     from nclue.cli.bench import Conditions
     from nclue.cli.structure import Fonts
     from nclue.corpus.structure import FONT_MODES

@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from nclue.bench.params import BuildOptions, ComposeParams, SectionParams
+from nclue.bench.construction_params import BuildOptions, ComposeParams, SectionParams
 from nclue.bench.sections import card_section, mine_sections, title_key
 from nclue.corpus.store import PageStore
 from nclue.corpus.structure import StructureParams, build_structure

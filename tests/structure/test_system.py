@@ -93,7 +93,7 @@ def test_unusable_calibration_and_missing_structure_are_named(struct_collection:
 
 def test_stale_heading_vectors_are_refused(struct_collection: Path, tmp_path: Path) -> None:
     from nclue.corpus.structure import StructureParams, build_structure
-    from nclue.index.structure import build_heading_vectors, headings_current
+    from nclue.index.heading_vectors import build_heading_vectors, headings_current
 
     coll = Path(shutil.copytree(struct_collection, tmp_path / "coll"))
     assert headings_current(coll)

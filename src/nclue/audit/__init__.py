@@ -12,5 +12,5 @@ The workflow over a benchmark release and its collection::
     machine    an LLM evaluator that fills an export like a person       (nclue.audit.machine)
 
 This package is kept free of heavy imports so the command line can read its defaults
-(:mod:`nclue.audit.params`) without loading NumPy or the page store.
+(:mod:`nclue.audit.audit_params`) without loading NumPy or the page store.
 """

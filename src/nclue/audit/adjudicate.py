@@ -31,10 +31,10 @@ from typing import Any
 
 from nclue.audit.export import ExportSet, load_json, read_exports
 from nclue.audit.packet import PacketSummary, assemble, write_packet
+from nclue.audit.quote_match import quote_problem
 from nclue.audit.repair import load_repair
 from nclue.audit.score import AgreementReport, score_exports
 from nclue.audit.store import AuditDir
-from nclue.audit.text import quote_problem
 from nclue.bench.matching import label as gold_label
 from nclue.errors import NclueError
 from nclue.io import read_json, sha256_file, write_json

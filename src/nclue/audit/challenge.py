@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nclue.audit.params import CHALLENGE_METRICS, ChallengeParams
+from nclue.audit.audit_params import CHALLENGE_METRICS, ChallengeParams
 from nclue.audit.sample import pair_key, release_manifest, stratum_of
 from nclue.audit.store import AuditDir
 from nclue.errors import NclueError

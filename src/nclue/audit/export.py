@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nclue.audit.params import EXPORT_FORMAT
+from nclue.audit.audit_params import EXPORT_FORMAT
 from nclue.audit.store import AuditDir
 from nclue.audit.validate import condition_label, condition_problems
 from nclue.errors import NclueError

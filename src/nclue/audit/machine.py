@@ -24,8 +24,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from nclue.audit.audit_params import EXPORT_FORMAT, FORMAT_VERSION, MIN_QUOTE_CHARS
 from nclue.audit.export import export_digest
-from nclue.audit.params import EXPORT_FORMAT, FORMAT_VERSION, MIN_QUOTE_CHARS
 from nclue.audit.store import AuditDir
 from nclue.audit.validate import condition_problems
 from nclue.errors import NclueError

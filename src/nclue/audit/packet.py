@@ -32,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from nclue.audit.params import EXPORT_FORMAT, FORMAT_VERSION, MIN_QUOTE_CHARS, PACKET_FORMAT, PoolParams
+from nclue.audit.audit_params import EXPORT_FORMAT, FORMAT_VERSION, MIN_QUOTE_CHARS, PACKET_FORMAT, PoolParams
 from nclue.audit.pool import RouteFinder, pool, pool_entries
+from nclue.audit.quote_match import QUOTE_MESSAGES, SPACE_CLASS
 from nclue.audit.rubric import load_overrides, rubric
 from nclue.audit.store import AuditDir, PairKey
-from nclue.audit.text import QUOTE_MESSAGES, SPACE_CLASS
 from nclue.audit.validate import MESSAGES
 from nclue.corpus.render import capped_scale, renderable
 from nclue.corpus.store import PageStore

@@ -5,12 +5,12 @@ pages of ``d``:
 
 * ``construction`` — the benchmark's own evidence pages ``P(d, c)``, by surface-form count
   (descending), then page;
-* ``alias`` — pages where a surface form occurs as whole words (``nclue.bench.evidence``), by
+* ``alias`` — pages where a surface form occurs as whole words (``nclue.bench.excerpts``), by
   occurrence count, then page;
 * ``bm25`` — pages with a positive BM25 score for the name and surface forms in the
   collection's lexical page index, by score, then page;
 * ``fuzzy`` — pages holding an OCR-tolerant approximate match of a surface form
-  (:func:`nclue.audit.text.fuzzy_page_distances`, budget ``⌊fuzzy_rate · length⌋`` edits), by
+  (:func:`nclue.audit.quote_match.fuzzy_page_distances`, budget ``⌊fuzzy_rate · length⌋`` edits), by
   distance, then page.
 
 A pool is filled round-robin — the next unseen page of each route in the order above — until
@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nclue.audit.params import ROUTES, PoolParams
-from nclue.audit.text import FuzzyText, letters
-from nclue.bench.evidence import alias_pattern
+from nclue.audit.audit_params import ROUTES, PoolParams
+from nclue.audit.quote_match import FuzzyText, letters
+from nclue.bench.excerpts import alias_pattern
 from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 
@@ -44,7 +44,7 @@ class Routes:
     pages: tuple[int, ...]
 
     def members(self, page: int) -> list[str]:
-        """The routes (of :data:`~nclue.audit.params.ROUTES`) that recover ``page``."""
+        """The routes (of :data:`~nclue.audit.audit_params.ROUTES`) that recover ``page``."""
         return [r for r in ROUTES if page in self.ranked.get(r, ())]
 
 

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nclue.audit.audit_params import ROUTES, PoolParams
 from nclue.audit.export import Export, read_exports
 from nclue.audit.packet import PacketSummary, Shown, build_payload, write_packet
-from nclue.audit.params import ROUTES, PoolParams
 from nclue.audit.pool import RouteFinder, pool, pool_entries, round_robin
 from nclue.audit.rubric import load_overrides
 from nclue.audit.store import AuditDir

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from nclue._version import __version__
-from nclue.audit.params import ALLOCATIONS, STRATA_FIELDS, SampleParams
+from nclue.audit.audit_params import ALLOCATIONS, STRATA_FIELDS, SampleParams
 from nclue.audit.store import AuditDir, PairKey, qrels_version
 from nclue.errors import NclueError
 from nclue.io import sha256_file

@@ -44,8 +44,8 @@ from nclue.audit.agreement import (
     wilson_interval,
 )
 from nclue.audit.export import ExportSet, read_exports
+from nclue.audit.quote_match import verbatim
 from nclue.audit.store import AuditDir, PairKey
-from nclue.audit.text import verbatim
 from nclue.io import json_safe
 from nclue.tables import Table, Tabular
 

@@ -23,7 +23,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from nclue.audit.params import FORMAT_VERSION, KINDS
+from nclue.audit.audit_params import FORMAT_VERSION, KINDS
 from nclue.errors import NclueError, where
 from nclue.io import dumps_canonical, iter_jsonl, read_json_object, sha256_bytes, sha256_file, write_json, write_jsonl
 from nclue.release import Release

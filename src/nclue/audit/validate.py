@@ -5,7 +5,7 @@ An item is accepted only when, for every condition shown:
 1. it has a binary answer (established or not);
 2. a positive answer selects at least one page of the condition's displayed pool, and every
    selected page carries a non-trivial quote that is a normalised substring of that page
-   (:func:`nclue.audit.text.quote_problem`);
+   (:func:`nclue.audit.quote_match.quote_problem`);
 3. a negative answer selects no page and carries no quote.
 
 :data:`MESSAGES` are the templates of every problem; the packet receives them in its
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from nclue.audit.text import QUOTE_MESSAGES, quote_problem
+from nclue.audit.quote_match import QUOTE_MESSAGES, quote_problem
 
 __all__ = ["MESSAGES", "QUOTE_MESSAGES", "condition_label", "condition_problems"]
 

@@ -39,9 +39,9 @@ from itertools import combinations
 
 import numpy as np
 
+from nclue.bench.construction_params import SINGLE_PAGE, ComposeParams
 from nclue.bench.inventory import Inventory
 from nclue.bench.matching import distinct_assignment, label, single_page_solvable
-from nclue.bench.params import SINGLE_PAGE, ComposeParams
 from nclue.errors import NclueError
 from nclue.progress import Advance
 

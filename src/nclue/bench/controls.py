@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from nclue.bench.evidence import mentions
+from nclue.bench.excerpts import mentions
 from nclue.bench.inventory import Inventory
 from nclue.bench.matching import distinct_assignment, single_page_solvable
 from nclue.corpus.store import PageStore

@@ -1,7 +1,7 @@
 """The embedding judge: a semantic gate over the evidence of candidate items (MiniLM).
 
 For each gold document of a candidate item and each condition, the excerpts of its
-evidence pages (:func:`nclue.bench.evidence.window`, at most ``max_pages`` pages, in page
+evidence pages (:func:`nclue.bench.excerpts.window`, at most ``max_pages`` pages, in page
 order) are embedded with the bundled all-MiniLM-L6-v2 sentence encoder together with the
 condition name. The condition *reads as established* when the cosine similarity of the
 name and some excerpt is at least ``threshold``. The item passes only if every
@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from nclue.bench.compose import Item
-from nclue.bench.evidence import window
+from nclue.bench.excerpts import window
 from nclue.bench.inventory import Inventory
 from nclue.corpus.store import PageStore
 from nclue.engine import Engine

@@ -63,8 +63,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nclue.bench.construction_params import MineParams
 from nclue.bench.mentions import loose_mention_docs
-from nclue.bench.params import MineParams
 from nclue.bench.text import (
     ENGLISH_STOPWORDS,
     FOREIGN_WORDS,

@@ -18,7 +18,7 @@ imported (``nclue build --judge llm --llm-batch-in REPLIES``).
 from __future__ import annotations
 
 from nclue.bench.compose import Item
-from nclue.bench.evidence import window
+from nclue.bench.excerpts import window
 from nclue.bench.inventory import Inventory
 from nclue.bench.prompts import template
 from nclue.bench.prompts.verify_item import parse

@@ -27,9 +27,9 @@ import numpy as np
 from nclue._version import __version__
 from nclue.bench.card import render_card
 from nclue.bench.compose import Item, generate, select, select_gated
+from nclue.bench.construction_params import CONDITIONS, JUDGES, BuildOptions
 from nclue.bench.controls import CONTROL_NAMES, build_controls
 from nclue.bench.inventory import Inventory, mine
-from nclue.bench.params import CONDITIONS, JUDGES, BuildOptions
 from nclue.bench.validate import validate_release
 from nclue.bench.verify import control_scores, write_sums
 from nclue.corpus.info import extraction_gate

@@ -5,7 +5,7 @@ concepts* (``docs/structure.md#section-concepts``), read from the collection's d
 (:mod:`nclue.corpus.structure`, ``nclue structure COLLECTION``):
 
 1. **Headings.** Every heading of origin ``outline``, ``numbered`` or ``font`` (by default; see
-   :class:`~nclue.bench.params.SectionParams`) outside table-of-contents and index pages. Its
+   :class:`~nclue.bench.construction_params.SectionParams`) outside table-of-contents and index pages. Its
    *key* is its title folded: lower case, leading numbering and trailing punctuation dropped,
    words S-stemmed (:func:`nclue.bench.text.s_stem`), stopwords dropped. Skipped: titles that
    are not plain capitalised words (a digit, ``.``/``,`` inside, code such as ``as.environment``
@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from nclue.bench.construction_params import SectionParams
 from nclue.bench.inventory import Condition, Inventory, dedupe_names
-from nclue.bench.params import SectionParams
 from nclue.bench.text import STOPWORDS, s_stem
 from nclue.corpus.store import PageStore
 from nclue.corpus.structure import Structure, open_structure

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from nclue.audit.params import ChallengeParams, PoolParams, SampleParams
+from nclue.audit.audit_params import ChallengeParams, PoolParams, SampleParams
 from nclue.cli.llm_options import LLMApi
 from nclue.progress import progress_bars
 from nclue.tables import Format

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from nclue.bench.params import BuildOptions, ComposeParams, MineParams, ReaderParams
+from nclue.bench.construction_params import BuildOptions, ComposeParams, MineParams, ReaderParams
 from nclue.cli.llm_options import LLMApi
 from nclue.engine import EngineName
 from nclue.errors import NclueError
@@ -275,7 +275,7 @@ def paraphrase(
     """
     from rich.console import Console
 
-    from nclue.bench.paraphrase import fill_paraphrases
+    from nclue.bench.paraphrase_fill import fill_paraphrases
     from nclue.llm.client import LLMConfig
     from nclue.progress import progress_bars, stage_advance
     from nclue.release import Release

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from nclue.select.params import BARRIER_PATTERNS, SelectOptions
+from nclue.select.selection_defaults import BARRIER_PATTERNS, SelectOptions
 from nclue.tables import Format
 
 _SELECT = SelectOptions()

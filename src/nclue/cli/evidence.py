@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from nclue.evidence.params import DEFAULT_SIGNALS
+from nclue.evidence.evidence_defaults import DEFAULT_SIGNALS
 from nclue.tables import Format
 
 evidence_app = typer.Typer(

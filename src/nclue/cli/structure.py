@@ -65,7 +65,7 @@ def structure(
     )
     if headings:
         try:
-            from nclue.index.structure import build_heading_vectors
+            from nclue.index.heading_vectors import build_heading_vectors
         except ModuleNotFoundError as exc:
             raise NclueError(
                 f"heading vectors need the neural extras ({exc.name} missing): pip install 'nclue[neural]'"

@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 
 from nclue.errors import NclueError
+from nclue.evidence.evidence_defaults import DEFAULT_SIGNALS
 from nclue.evidence.labels import LABELS, Labels, load_labels
 from nclue.evidence.model import N_FOLDS, Calibration, Model, fold_of, segment_best, sigmoid
-from nclue.evidence.params import DEFAULT_SIGNALS
 from nclue.evidence.signals import EvidenceSource
 from nclue.io import json_safe, write_json
 from nclue.tables import Table, Tabular

@@ -3,7 +3,7 @@
 For a condition ``c`` and page row ``p`` (``docs/evidence.md#signals``):
 
 * ``head`` — the best cosine between ``c`` and a heading that starts on ``p`` (``structure.parquet``,
-  embedded once by :func:`nclue.index.structure.build_heading_vectors` with the collection's dense
+  embedded once by :func:`nclue.index.heading_vectors.build_heading_vectors` with the collection's dense
   model), 0 when none;
 * ``head_level`` — the best ``cosine / level`` over the page's headings (``level`` 1 = chapter;
   Title-Case lines of unknown level count as level :data:`UNKNOWN_LEVEL`): the position in the outline.
@@ -22,8 +22,8 @@ import numpy as np
 from nclue.corpus.store import PageStore
 from nclue.corpus.structure import STRUCTURE_FILE, open_structure
 from nclue.errors import NclueError
+from nclue.index.heading_vectors import HEADINGS_DIR, HEADINGS_FILE, HEADINGS_MANIFEST
 from nclue.index.integrity import check
-from nclue.index.structure import HEADINGS_DIR, HEADINGS_FILE, HEADINGS_MANIFEST
 from nclue.io import read_json_record, sha256_file
 from nclue.models.similarity import row_products
 

@@ -11,7 +11,7 @@ pass (``tokens`` then finds its index current); the near-duplicate pairs
 
 To add an index, write its ``build`` and ``current`` functions and add one
 :class:`IndexBuilder` line to :data:`BUILDERS` (the ``structure`` entry — document structure
-and heading vectors, :mod:`nclue.index.structure` — came this way).
+and heading vectors, :mod:`nclue.index.heading_vectors` — came this way).
 """
 
 from __future__ import annotations
@@ -130,14 +130,14 @@ def _tokens_current(collection: Path, options: IndexOptions) -> bool:
 
 def _build_structure(collection: Path, options: IndexOptions, progress: Progress) -> Path:
     from nclue.corpus.structure import build_structure
-    from nclue.index.structure import build_heading_vectors
+    from nclue.index.heading_vectors import build_heading_vectors
 
     build_structure(collection, rebuild=options.rebuild)  # resumable; kept when fresh
     return build_heading_vectors(collection)
 
 
 def _structure_current(collection: Path, options: IndexOptions) -> bool:
-    from nclue.index.structure import headings_current
+    from nclue.index.heading_vectors import headings_current
 
     return not options.rebuild and headings_current(collection)
 

@@ -1,7 +1,7 @@
 """The one LLM client: chat formats, reply parsing, the frozen response cache and batch files.
 
 Every path that asks a language model — the construction judge (:mod:`nclue.bench.llm`), the
-paraphrase form (:mod:`nclue.bench.paraphrase`), the audit's machine evaluator
+paraphrase form (:mod:`nclue.bench.paraphrase_fill`), the audit's machine evaluator
 (:mod:`nclue.audit.machine`) and reader judging (:mod:`nclue.bench.reader`) — renders its prompts,
 then goes through this package:
 

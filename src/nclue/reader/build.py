@@ -25,8 +25,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from nclue.bench.compose import Item, evaluate, select
+from nclue.bench.construction_params import BuildOptions
 from nclue.bench.inventory import Inventory, mine
-from nclue.bench.params import BuildOptions
 from nclue.bench.pipeline import (
     JUDGMENTS_FILE,
     READING_FILE,

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from nclue.bench.compose import Item, generate, select
+from nclue.bench.construction_params import BuildOptions
 from nclue.bench.inventory import Inventory
-from nclue.bench.params import BuildOptions
 from nclue.query import render_forms
 from nclue.release import Release
 from nclue.types import Query

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from nclue.audit.audit_params import PoolParams
 from nclue.audit.machine import parse_reply, prompt_for
-from nclue.audit.params import PoolParams
 from nclue.audit.pool import RouteFinder, pool
 from nclue.audit.rubric import default_rubric
 from nclue.audit.validate import condition_problems

@@ -14,7 +14,7 @@ Tables (the seed paper's numbering):
 * **S1** fair runs of the default query form ranked by n-Clue Score, with the exact-family
   95% bootstrap interval, Gold Hit, Gold-NDCG, graded NDCG and M/P/G (equal scores by name);
 * **S1d** privileged controls and baselines from ``BENCH/controls/`` — never ranked;
-* **S2a** the LLM paraphrase probe, from ``SYSTEM@paraphrase`` runs (:mod:`nclue.report.paraphrase`);
+* **S2a** the LLM paraphrase probe, from ``SYSTEM@paraphrase`` runs (:mod:`nclue.report.paraphrase_probe`);
 * **S2b** n-Clue Score of each system on every query form it ran on;
 * **S1e** displayed contrasts: each block's best endpoint (by n-Clue Score) against its base,
   with the selection-aware p (blockwise max-|T| over every tried endpoint, Holm across blocks);
@@ -49,7 +49,7 @@ from nclue.report.clustered import ClusteredRow, ComponentColumn, clustered_tabl
 from nclue.report.difficulty import DifficultyStudy
 from nclue.report.label import LabelExample
 from nclue.report.masking import MaskingStudy
-from nclue.report.paraphrase import ProbeRow, probe_table
+from nclue.report.paraphrase_probe import ProbeRow, probe_table
 from nclue.report.provenance import runs_pages_fingerprint
 from nclue.report.scored import ScoredFolder, score_run_folder
 from nclue.report.shift import ShiftStudy, shift_from_scores
@@ -403,7 +403,7 @@ def report_from_scores(
     from nclue.report.clustered import clustered_rows, component_column
     from nclue.report.difficulty import difficulty_study
     from nclue.report.label import select_example
-    from nclue.report.paraphrase import probe_rows
+    from nclue.report.paraphrase_probe import probe_rows
     from nclue.scoring import scorecard
 
     require_seed(seed)

@@ -6,7 +6,7 @@ means it throughout this package).
 Modules: ``params`` (defaults), ``tasks`` (files, validation, labels), ``inputs`` (what a selector
 reads), ``objective`` (normaliser, F, greedy), ``selectors`` (dense, coverage, gated; the
 registry), ``diversify`` (expected coverage, xQuAD, PM2, MMR, facility location, evidence and
-retriever order), ``evidence`` (per-page requirement evidence and its calibration), ``calibrate``
+retriever order), ``coverage_evidence`` (per-page requirement evidence and its calibration), ``calibrate``
 (fitting it), ``oracle``, ``metrics``, ``results`` (paired task bootstrap, tables, the typed
 report), ``encode`` (vectors), ``freeze`` (barrier, manifest, verification), ``evaluate``
 (scoring and re-verification), ``adapter`` (nclue benchmark → tasks, pools from retrieval),

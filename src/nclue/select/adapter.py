@@ -56,7 +56,7 @@ from nclue.errors import NclueError
 from nclue.io import sha256_file, write_json, write_jsonl
 from nclue.progress import Progress, quiet
 from nclue.release import READING_FILE, Release
-from nclue.select.params import DEFAULT_DEPTH, DEFAULT_POOL, JUDGED_POOL, ORACLE_POOL
+from nclue.select.selection_defaults import DEFAULT_DEPTH, DEFAULT_POOL, JUDGED_POOL, ORACLE_POOL
 from nclue.select.tasks import DOCS_FILE, JUDGMENTS_FILE, TASKS_FILE, id_key
 from nclue.types import DEFAULT_FORM, Run
 

@@ -17,8 +17,8 @@
    ``open``/``os.open`` of a refused file raise :class:`PermissionError`, and refuses to start a
    process, for the duration of a block. It works where Landlock is missing, and it catches what a
    list of files cannot: a path component matching a pattern anywhere on the disk. Defaults are
-   :data:`nclue.select.params.JUDGMENT_PATTERNS` and the outcome files of
-   :data:`nclue.select.params.OUTCOME_PATTERNS`. A protected file is caught under any name, by
+   :data:`nclue.select.selection_defaults.JUDGMENT_PATTERNS` and the outcome files of
+   :data:`nclue.select.selection_defaults.OUTCOME_PATTERNS`. A protected file is caught under any name, by
    device and inode. Audit hooks cannot be removed, so the hook is installed once and does
    nothing while no barrier is active.
 
@@ -44,7 +44,7 @@ from typing import Any
 
 from nclue.errors import NclueError
 from nclue.progress import Advance
-from nclue.select.params import BARRIER_PATTERNS
+from nclue.select.selection_defaults import BARRIER_PATTERNS
 
 _lock = threading.Lock()
 _active: list[tuple[tuple[str, ...], frozenset[tuple[int, int]]]] = []

@@ -2,7 +2,7 @@
 
 Each maps a task's label-free inputs (:class:`~nclue.select.inputs.TaskVectors`) to k pool
 positions in rank order (``docs/coverage.md#selectors``). ``P[d, r]`` is the calibrated
-probability that pool document ``d`` covers requirement ``r`` (:mod:`nclue.select.evidence`),
+probability that pool document ``d`` covers requirement ``r`` (:mod:`nclue.select.coverage_evidence`),
 ``g(d) = Σ_r P[d, r]`` its expected number of covered requirements and ``rel(d) = g(d) / m``.
 Every tie goes to the larger ``g`` where stated, then to the smaller ID
 (:func:`nclue.select.tasks.id_key`). The trade-off weights are the published defaults, fixed
@@ -55,7 +55,7 @@ from math import comb
 import numpy as np
 
 from nclue.errors import NclueError
-from nclue.select.evidence import COVER_THRESHOLD
+from nclue.select.coverage_evidence import COVER_THRESHOLD
 from nclue.select.inputs import TaskVectors, order
 from nclue.select.objective import TIE_EPS
 from nclue.select.oracle import best_subset, discounts
@@ -305,7 +305,7 @@ def harmonic(m: int) -> float:
 
 def _cover_masks(probs: np.ndarray) -> np.ndarray:
     """Per document, the bitmask of the requirements it covers (``P ≥`` the verdict threshold,
-    :data:`nclue.select.evidence.COVER_THRESHOLD`)."""
+    :data:`nclue.select.coverage_evidence.COVER_THRESHOLD`)."""
     bits = (probs >= COVER_THRESHOLD).astype(np.int64)
     return bits @ (1 << np.arange(probs.shape[1], dtype=np.int64))
 

@@ -48,9 +48,9 @@ from nclue.progress import Advance
 from nclue.release import BEIR_QRELS, QRELS_FILE, QUERIES_FILE
 from nclue.select import encode as encode_mod
 from nclue.select.barrier import barrier_kind, judgment_barrier, landlock_abi, pattern_files, run_sealed
+from nclue.select.coverage_evidence import EvidenceModel, docs_source
 from nclue.select.diversify import EVIDENCE_SELECTORS, EXACT_MAX_SUBSETS, LAMBDA
-from nclue.select.evidence import EvidenceModel, docs_source
-from nclue.select.params import BARRIER_PATTERNS, SelectOptions
+from nclue.select.selection_defaults import BARRIER_PATTERNS, SelectOptions
 from nclue.select.selectors import GATE_FACTOR, SELECTORS, check_selectors, run_selector
 from nclue.select.tasks import DOCS_FILE, JUDGMENTS_FILE, TASKS_FILE, Task, check_pool_sizes, load_docs, load_tasks
 
@@ -72,7 +72,7 @@ CODE_FILES: tuple[str, ...] = (
     "select/oracle.py",
     "select/selectors.py",
     "select/diversify.py",
-    "select/evidence.py",
+    "select/coverage_evidence.py",
     "select/encode.py",
     "select/freeze.py",
     "select/redundancy.py",

@@ -3,7 +3,7 @@
 A :class:`TaskVectors` holds the pool's document IDs (pool order), the L2-normalised vectors of
 the question, of each written requirement and of each pool document, and — for the selectors
 that use requirement evidence — ``probs[d, r]``, the calibrated probability that pool document
-``d`` covers requirement ``r`` (:mod:`nclue.select.evidence`), and ``pool_scores[d]``, the
+``d`` covers requirement ``r`` (:mod:`nclue.select.coverage_evidence`), and ``pool_scores[d]``, the
 pool's retrieval score when the pool came from a retriever; ``typed_scores[d]``, the typed
 comparator's score (:data:`nclue.select.diversify.TYPED_SYSTEM`); ``groups[d]``, the near-duplicate
 group of each pool document (:mod:`nclue.index.duplicates`; ``None`` = every document alone), and

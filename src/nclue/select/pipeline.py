@@ -29,8 +29,8 @@ from nclue.progress import Progress, quiet
 from nclue.select.adapter import adapt_release
 from nclue.select.evaluate import CoverageVerification, evaluate, verify_report
 from nclue.select.freeze import freeze, verify_freeze
-from nclue.select.params import DEFAULT_DEPTH, DEFAULT_POOL
 from nclue.select.results import CoverageReport
+from nclue.select.selection_defaults import DEFAULT_DEPTH, DEFAULT_POOL
 from nclue.select.tasks import JUDGMENTS_FILE
 
 TASKS_DIR = "tasks"

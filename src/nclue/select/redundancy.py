@@ -4,7 +4,7 @@
 ``d`` (:mod:`nclue.index.duplicates`: single linkage over word-shingle resemblance ≥ 0.10).
 Walking a selector's ranking from the top, a document is **redundant** when a member of its
 group ranks above it and it covers no requirement that every document above it leaves uncovered
-(``P[d, r] ≥`` :data:`~nclue.select.evidence.COVER_THRESHOLD` while ``P[e, r] <`` it for every
+(``P[d, r] ≥`` :data:`~nclue.select.coverage_evidence.COVER_THRESHOLD` while ``P[e, r] <`` it for every
 ``e`` above; without evidence a near-copy never adds coverage).
 
 :func:`without_redundancy` runs a selector, excludes the first redundant document from the
@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from nclue.select.evidence import COVER_THRESHOLD
+from nclue.select.coverage_evidence import COVER_THRESHOLD
 from nclue.select.inputs import TaskVectors
 
 

@@ -5,7 +5,7 @@
 1. **pool** — the ``pool_depth`` best documents of a retrieval system (a system name such as
    ``bm25.decompose(distinct)``, run with the requirements as conditions and the query as text);
 2. **evidence** — ``P(d covers r)`` from each pool document's best page, over all its pages
-   (:mod:`nclue.select.evidence`, with the packaged calibration unless another is given);
+   (:mod:`nclue.select.coverage_evidence`, with the packaged calibration unless another is given);
 3. **vectors** for the vector-based selectors: the query and requirements encoded by the
    collection's dense model, and each document's vector from the collection's dense index (the
    document's first chunk — the opening window the protocol encodes — so nothing is encoded per document);
@@ -31,10 +31,10 @@ from nclue.api_args import path_arg, positive_int, text_arg, text_list
 from nclue.errors import NclueError
 from nclue.evidence.model import Calibration
 from nclue.evidence.signals import EvidenceSource, check_texts
-from nclue.select.evidence import COVER_THRESHOLD, EvidenceModel
+from nclue.select.coverage_evidence import COVER_THRESHOLD, EvidenceModel
 from nclue.select.inputs import TaskVectors
-from nclue.select.params import SelectOptions
 from nclue.select.redundancy import select_distinct
+from nclue.select.selection_defaults import SelectOptions
 from nclue.select.selectors import READS_VECTORS, USER_SELECTORS, check_selectors
 from nclue.select.tasks import id_key
 from nclue.tables import Table, Tabular

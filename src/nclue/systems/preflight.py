@@ -107,7 +107,7 @@ def _maxsim(collection: Path, variant: str | None) -> list[str]:
 
 def _structure(collection: Path, variant: str | None) -> list[str]:
     from nclue.corpus.structure import STRUCTURE_FILE
-    from nclue.index.structure import headings_current
+    from nclue.index.heading_vectors import headings_current
 
     calibration = collection / "calibration" / f"{variant}.json"
     dense_variant = variant if variant is not None and not calibration.is_file() else None

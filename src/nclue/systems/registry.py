@@ -37,7 +37,7 @@ BACKBONES: dict[str, str] = {
     "bm25": "nclue.systems.lexical",
     "dense": "nclue.systems.dense",
     "maxsim": "nclue.systems.late_interaction",
-    "struct": "nclue.systems.structure",
+    "struct": "nclue.systems.structural",
 }
 FUNCTIONS: dict[str, str] = {
     "rrf": "nclue.systems.fusion",

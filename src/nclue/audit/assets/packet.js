@@ -19,7 +19,7 @@
   var state = load() || fresh();
   var focus = 0;
 
-  // ---- text rules (same as nclue.audit.text / nclue.audit.validate) ----------------------
+  // ---- text rules (same as nclue.audit.quote_match / nclue.audit.validate) ----------------------
 
   function norm(text) {
     return String(text).normalize("NFKC").replace(/\u00ad/g, "").toLowerCase().replace(SPACE, " ").trim();

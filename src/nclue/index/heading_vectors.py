@@ -1,6 +1,6 @@
 """Heading vectors: every distinct heading title of ``structure.parquet``, embedded once.
 
-The ``struct`` systems (:mod:`nclue.systems.structure`) compare a condition with the headings
+The ``struct`` systems (:mod:`nclue.systems.structural`) compare a condition with the headings
 that start on each page. The titles are embedded with the collection's dense model and stored
 in ``COLLECTION/index/structure/`` (``docs/formats.md#structureparquet``), with checksums and the
 SHA-256 of the structure file they follow; ``nclue index COLL --all`` builds them after the dense

@@ -5,7 +5,7 @@ was selected on after the same normalisation on both sides: Unicode NFKC, soft h
 lower case, every run of white space (the class :data:`SPACE_CLASS`, spelled identically in
 Python's ``re`` and JavaScript's ``RegExp``, and handed to the packet in its settings) replaced
 by one space, ends trimmed. A quote is *non-trivial* with at least
-:data:`~nclue.audit.params.MIN_QUOTE_CHARS` normalised characters.
+:data:`~nclue.audit.audit_params.MIN_QUOTE_CHARS` normalised characters.
 
 **Fuzzy hits** (the OCR-tolerant candidate route). Page text and surface form are reduced to
 lower-case letters and digits separated by single spaces; a page holds a fuzzy hit of a form
@@ -26,7 +26,7 @@ import unicodedata
 
 import numpy as np
 
-from nclue.audit.params import MIN_QUOTE_CHARS
+from nclue.audit.audit_params import MIN_QUOTE_CHARS
 
 SPACE_CLASS = r"[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\u001c-\u001f\ufeff]+"
 """White space for quote normalisation, written so that Python and JavaScript read the same class."""

@@ -1,0 +1,70 @@
+"""Old module paths that still import, with a warning: modules renamed so no two share a name.
+
+Each entry of :data:`MOVED` maps a module's old dotted path to its new one. Importing the old
+path gives the new module itself (the same object, so ``isinstance`` and monkeypatching agree)
+and a :class:`DeprecationWarning` naming the new path. The finder is installed once, by
+``nclue/__init__.py``; it answers only for the old paths listed here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import warnings
+from collections.abc import Sequence
+from types import ModuleType
+
+MOVED: dict[str, str] = {
+    "nclue.systems.structure": "nclue.systems.structural",
+    "nclue.index.structure": "nclue.index.heading_vectors",
+    "nclue.bench.params": "nclue.bench.construction_params",
+    "nclue.audit.params": "nclue.audit.audit_params",
+    "nclue.select.params": "nclue.select.selection_defaults",
+    "nclue.evidence.params": "nclue.evidence.evidence_defaults",
+    "nclue.bench.paraphrase": "nclue.bench.paraphrase_fill",
+    "nclue.report.paraphrase": "nclue.report.paraphrase_probe",
+    "nclue.bench.evidence": "nclue.bench.excerpts",
+    "nclue.select.evidence": "nclue.select.coverage_evidence",
+    "nclue.audit.text": "nclue.audit.quote_match",
+}
+"""Old dotted path → new dotted path."""
+
+
+class _Alias(importlib.abc.Loader):
+    """Loads an old path as the module at its new path."""
+
+    def __init__(self, new: str) -> None:
+        self.new = new
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+        """The default placeholder module; :meth:`exec_module` swaps it for the new one."""
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Put the new module under the old name: the import system returns what ``sys.modules``
+        holds after this call, so the placeholder is never seen (and the new module's own
+        ``__spec__`` is left as it is)."""
+        warnings.warn(
+            f"{module.__name__} was renamed {self.new}; import {self.new} (the old path will be removed)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        sys.modules[module.__name__] = importlib.import_module(self.new)
+
+
+class MovedFinder(importlib.abc.MetaPathFinder):
+    """A meta-path finder that answers only for the old paths of :data:`MOVED`."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        new = MOVED.get(fullname)
+        return None if new is None else importlib.util.spec_from_loader(fullname, _Alias(new))
+
+
+def install() -> None:
+    """Put :class:`MovedFinder` on ``sys.meta_path`` (once)."""
+    if not any(isinstance(f, MovedFinder) for f in sys.meta_path):
+        sys.meta_path.append(MovedFinder())
