@@ -11,8 +11,9 @@
     print(card.to_markdown()); card["bm25.and"].n_clue_score; card.to_json()
 
 Every call is quiet by default; a long one takes ``progress``, a callback of the one progress
-protocol (:mod:`nclue.progress`): ``with nclue.progress.progress_bars() as bar:
-nclue.ingest(..., progress=bar)`` draws bars on stderr, as the command line does.
+protocol (:mod:`nclue.progress`): ``from nclue.progress import progress_bars`` and then
+``with progress_bars() as bar: nclue.ingest(..., progress=bar)`` draws bars on stderr, as the
+command line does.
 Bad input raises :class:`~nclue.errors.NclueError` with a message naming the file, the record
 and the fix; so does an argument of the wrong type or range, named with an example of a right
 value (:mod:`nclue.api_args`).

@@ -5,8 +5,8 @@ A stage-aware job takes ``progress: Progress`` and calls ``progress(stage, advan
 ``advance`` is how many units were finished since the last call (0 to announce), ``total`` the
 stage's size when it becomes known (``None``: unchanged or unknown). An inner loop that works
 within one stage takes an :data:`Advance` — ``advance(n)`` — made by :func:`stage_advance`. Those
-jobs never draw: the CLI passes :func:`progress_bars`' callback, a test passes a list's
-``append`` or :func:`quiet`.
+jobs never draw: the CLI passes :func:`progress_bars`' callback, a test collects the events
+with ``lambda *event: events.append(event)``, or passes :func:`quiet`.
 
 The public API (:mod:`nclue.api`) once took ``progress: bool``; :func:`as_progress` still turns
 ``True``/``False`` into bars or quiet, with a :class:`DeprecationWarning`.
@@ -37,7 +37,24 @@ def quiet(stage: str, advance: int, total: int | None) -> None:
 
 def stage_advance(progress: Progress, stage: str, total: int | None = None) -> Advance:
     """``advance(n)`` for one stage of ``progress`` (what inner loops are given); announces
-    the stage with its ``total`` first when one is given."""
+    the stage with its ``total`` first when one is given.
+
+    Every job reports through here, so a job handed the old ``progress=True``/``False`` gets
+    :func:`quiet` and a :class:`DeprecationWarning` (bars need :func:`progress_bars`), and
+    anything else that is not callable an :class:`~nclue.errors.NclueError` — never a bare
+    ``TypeError`` from deep inside the job."""
+    if is_bool(progress):
+        warnings.warn(
+            f"progress={bool(progress)} is deprecated and draws nothing: pass a progress callback, e.g. "
+            "`with nclue.progress.progress_bars() as bar: job(..., progress=bar)`, or leave it out",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        progress = quiet
+    elif not callable(progress):
+        raise refuse(
+            "progress", "a progress callback progress(stage, advance, total)", progress, "nclue.progress.quiet"
+        )
     if total is not None:
         progress(stage, 0, total)
     return lambda n: progress(stage, n, None)
@@ -68,6 +85,8 @@ def progress_bars(transient: bool = False, enabled: bool = True) -> Iterator[Pro
     tasks: dict[str, int] = {}
 
     def report(stage: str, advance: int, total: int | None) -> None:
+        if stage not in tasks and total == 0 and not advance:
+            return  # nothing to do in this stage (a resumed job): no 0/0 bar
         if not tasks:
             bars.start()
         if stage not in tasks:
@@ -95,7 +114,8 @@ def as_progress(value: object, caller: str) -> AbstractContextManager[Progress]:
     if is_bool(value):
         warnings.warn(
             f"{caller}(progress={bool(value)}) is deprecated: pass a progress callback, e.g. "
-            f"`with nclue.progress.progress_bars() as bar: {caller}(..., progress=bar)`, or leave it out for quiet",
+            f"`from nclue.progress import progress_bars`, `with progress_bars() as bar: {caller}(..., progress=bar)`, "
+            "or leave it out for quiet",
             DeprecationWarning,
             stacklevel=3,
         )

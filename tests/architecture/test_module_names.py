@@ -79,3 +79,9 @@ def test_from_package_import_old_name_in_a_fresh_interpreter() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "warned nclue.bench.params was renamed nclue.bench.construction_params" in out
     assert "nclue.bench.construction_params <class 'nclue.bench.construction_params.BuildOptions'>" in out
+
+
+def test_python_dash_m_of_an_old_path_names_the_new_one() -> None:
+    done = subprocess.run([sys.executable, "-m", "nclue.bench.params"], capture_output=True, text=True)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "nclue.bench.params was renamed nclue.bench.construction_params" in done.stderr

@@ -4,7 +4,10 @@ A run folder's ``matrix.json`` is read through :class:`nclue.matrix.runset.RunSe
 ``MANIFEST.json`` through :func:`nclue.release.read_manifest`, a collection's ``collection.json``
 through :func:`nclue.corpus.store.collection_record`. The check is an ``ast`` walk for
 string constants equal to the file name (a path being built), as in ``test_release_door.py``:
-docstrings and messages that merely mention the file are longer strings and never match.
+docstrings and messages that merely mention the file are longer strings and never match. A
+module that imports the owner's constant for the file name (``from nclue.release import
+MANIFEST_FILE``) may build the path — to hash it, lock it, write it in a stamp — but a JSON read
+of an expression that uses it is a second reader (:func:`imported_reads`).
 
 Progress has one protocol too, :class:`nclue.progress.Progress`: no module defines another
 callback type for it, and no job takes ``progress: bool`` and draws its own bars.
@@ -41,6 +44,65 @@ def test_the_walk_finds_a_second_reader(tmp_path: Path) -> None:
     )
     (tmp_path / "release.py").write_text('MANIFEST_FILE = "MANIFEST.json"\n')
     assert foreign_names(tmp_path) == ["report/rogue.py:3: 'matrix.json'"]
+
+
+JSON_READS = {"loads", "load", "read_json_object", "read_json_record", "read_text", "read_bytes", "open"}
+"""Calls that read a file's contents (``json.loads(path.read_text())``, ``nclue.io`` readers, ``open``)."""
+
+
+def owned_constants(src: Path, owners: dict[str, str] = OWNERS) -> dict[str, set[str]]:
+    """Per owner module (dotted, ``nclue.release``) the names of its module-level constants equal to an owned file."""
+    out: dict[str, set[str]] = {}
+    for name, rel in owners.items():
+        path = src / rel
+        if not path.is_file():
+            continue
+        module = "nclue." + rel.removesuffix(".py").replace("/", ".")
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value == name:
+                out.setdefault(module, set()).update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return out
+
+
+def imported_reads(src: Path, owners: dict[str, str] = OWNERS) -> list[str]:
+    """``file:line: NAME`` for every read call outside an owner whose arguments use an owner's imported constant."""
+    constants = owned_constants(src, owners)
+    out = []
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        bound = {
+            alias.asname or alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module in constants
+            for alias in node.names
+            if alias.name in constants[node.module]
+        }
+        if not bound or rel in owners.values():
+            continue
+        for node in ast.walk(tree):
+            func = node.func if isinstance(node, ast.Call) else None
+            called = getattr(func, "attr", None) or getattr(func, "id", None)
+            if called not in JSON_READS:
+                continue
+            used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} & bound
+            out.extend(f"{rel}:{node.lineno}: {name}" for name in sorted(used))
+    return sorted(set(out))
+
+
+def test_no_module_reads_an_owned_file_through_its_imported_name() -> None:
+    assert imported_reads(SRC) == []
+
+
+def test_the_import_walk_finds_a_read_through_an_imported_name(tmp_path: Path) -> None:
+    (tmp_path / "matrix").mkdir()
+    (tmp_path / "matrix" / "runset.py").write_text('MANIFEST = "matrix.json"\n')
+    (tmp_path / "demo.py").write_text(
+        "import json\nfrom nclue.matrix.runset import MANIFEST as M\n"
+        "stamp = digest(root / M)\n"  # building the path to hash it is fine
+        "data = json.loads((root / M).read_text())\n"
+    )
+    assert imported_reads(tmp_path, {"matrix.json": "matrix/runset.py"}) == ["demo.py:4: M"]
 
 
 def progress_aliases(src: Path) -> list[str]:
@@ -128,6 +190,8 @@ def bar_drawers(src: Path) -> list[str]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = [node.module] if isinstance(node, ast.ImportFrom) else []
             names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module == "rich":
+                names += [f"rich.{a.name}" for a in node.names]
             if "rich.progress" in names:
                 lines.add(node.lineno)
         out += [f"{rel}:{line}" for line in sorted(lines)]
@@ -140,5 +204,7 @@ def test_only_progress_bars_draws_bars() -> None:
 
 def test_the_drawer_walk_finds_a_second_renderer(tmp_path: Path) -> None:
     (tmp_path / "progress.py").write_text("from rich.progress import Progress\n")
-    (tmp_path / "job.py").write_text("def run():\n    from rich.progress import Progress\n\n\nimport rich.progress\n")
-    assert bar_drawers(tmp_path) == ["job.py:2", "job.py:5"]
+    (tmp_path / "job.py").write_text(
+        "def run():\n    from rich.progress import Progress\n\n\nimport rich.progress\nfrom rich import progress\n"
+    )
+    assert bar_drawers(tmp_path) == ["job.py:2", "job.py:5", "job.py:6"]

@@ -89,11 +89,20 @@ def test_runset_headline_is_the_pair_the_manifest_records(tmp_path: Path) -> Non
     assert RunSet.open(_folder(tmp_path, runs, headline=None)).headline is None
 
 
-@pytest.mark.parametrize("recorded", ["Pooling", {"base": "bm25.and"}, {"base": "bm25.and", "variant": "gone"}])
+@pytest.mark.parametrize(
+    "recorded",
+    ["Pooling", {"base": "bm25.and"}, {"base": "bm25.and", "variant": "bm25.and"}, {"base": 1, "variant": "x"}],
+)
 def test_runset_refuses_a_damaged_manifest_headline(tmp_path: Path, recorded: object) -> None:
     root = _folder(tmp_path, ["bm25.joint", "bm25.and"], headline=recorded)
-    with pytest.raises(NclueError, match=r"matrix\.json: headline .* is not a base and variant among its runs"):
+    with pytest.raises(NclueError, match=r"matrix\.json: headline .* is not a base and a different variant run"):
         RunSet.open(root)
+
+
+def test_an_interrupted_matrix_without_the_headline_runs_yet_opens(tmp_path: Path) -> None:
+    """The runner records the headline before producing its runs; a folder stopped in between opens."""
+    root = _folder(tmp_path, ["bm25.joint"], headline={"base": "bm25.and", "variant": "bm25.joint"})
+    assert RunSet.open(root).headline is None
 
 
 def test_a_manifest_without_the_key_keeps_the_old_pair(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from nclue.io import sha256_file
 from nclue.select.barrier import judgment_barrier
 from nclue.select.evaluate import evaluate, verify_report
 from nclue.select.freeze import MANIFEST_FILE, RANKINGS_FILE, freeze, resolve_freeze, scoring_code_sha256
+from nclue.select.results import BootstrapPlan
 
 
 def test_barrier_refuses_label_opens_only_while_active(task_dir):
@@ -207,6 +208,22 @@ def test_verify_report_reproduces_and_names_a_changed_cell(task_dir, tmp_path, e
         f"splits/all/methods/expected/ndcg: recorded {summary['splits']['all']['methods']['expected']['ndcg']!r}, "
         f"recomputed {check.report['all'].methods['expected']['ndcg']!r}"
     ]
+
+
+def test_verify_report_redraws_with_the_recorded_bootstrap_plan(task_dir, tmp_path, encoder):
+    frz = freeze(task_dir, tmp_path / "frz", encoder=encoder).path.parent
+    judgments = task_dir / "judgments.jsonl"
+    plan = BootstrapPlan(draws=500, seed=3, level=0.9)
+    report = evaluate(task_dir, frz, judgments, tmp_path / "out", bootstrap=plan)
+    protocol = evaluate(task_dir, frz, judgments, tmp_path / "protocol")
+    recorded = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert recorded["bootstrap"] == {"draws": 500, "seed": 3, "level": 0.9}
+    assert report["all"].effects != protocol["all"].effects  # the plan reached the intervals
+    assert verify_report(task_dir, frz, judgments, tmp_path / "out").ok
+    recorded["bootstrap"]["level"] = 2
+    (tmp_path / "out" / "summary.json").write_text(json.dumps(recorded))
+    with pytest.raises(NclueError, match=r"summary\.json: BootstrapPlan: level must be a number"):
+        verify_report(task_dir, frz, judgments, tmp_path / "out")
 
 
 def test_the_freeze_fingerprints_the_judgments_without_opening_them(task_dir, tmp_path, encoder):

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from nclue.errors import NclueError
 from nclue.select.metrics import alpha_ndcg_at_k, ndcg_at_k, score_task, subtopic_recall, summarise
 from nclue.select.results import PROTOCOL, BootstrapPlan, case_table, paired_intervals, results_table
 from nclue.tables import Table, render
@@ -72,10 +73,16 @@ def test_another_bootstrap_plan_draws_its_own_interval():
     means = d[np.random.default_rng(5).integers(0, 8, size=(2000, 8))].mean(axis=1)
     assert (iv.low, iv.high) == pytest.approx(tuple(np.percentile(means, [5.0, 95.0])), abs=1e-12)
     assert iv != paired_intervals(d[None, :])[0]
-    with pytest.raises(ValueError, match="level"):
-        BootstrapPlan(level=1.0)
-    with pytest.raises(ValueError, match="draws"):
-        BootstrapPlan(draws=0)
+    for bad, field in (
+        ({"level": 1.0}, "level"),
+        ({"draws": 0}, "draws"),
+        ({"draws": True}, "draws"),
+        ({"draws": 1e4}, "draws"),
+        ({"seed": "5"}, "seed"),
+        ({"level": "0.9"}, "level"),
+    ):
+        with pytest.raises(NclueError, match=f"BootstrapPlan: {field}"):
+            BootstrapPlan(**bad)
 
 
 def test_tables_render_markdown_and_latex():

@@ -156,8 +156,9 @@ class RunSet:
 def headline_of(root: Path, manifest: Mapping[str, Any], runs: Iterable[str]) -> tuple[str, str] | None:
     """The ``(base, variant)`` pair Table S1i decomposes, from a run folder's manifest and its ``runs``.
 
-    * ``matrix.json`` records the spec's ``[headline]``: that pair — one that is malformed or names
-      a run the folder does not hold is a damaged manifest, refused;
+    * ``matrix.json`` records the spec's ``[headline]``: that pair, or ``None`` while one of its
+      runs is not recorded yet (a matrix interrupted before producing it); a malformed one is a
+      damaged manifest, refused;
     * it records ``headline: null`` (the spec names none): ``None``, the first declared contrast;
     * it has no ``headline`` key (written before specs had one) or there is no ``matrix.json``:
       the package default spec's pair when both runs are here (fusion − BM25, the pair these
@@ -170,13 +171,14 @@ def headline_of(root: Path, manifest: Mapping[str, Any], runs: Iterable[str]) ->
     recorded = manifest[HEADLINE]
     if recorded is None:
         return None
-    pair = (recorded.get("base"), recorded.get("variant")) if isinstance(recorded, Mapping) else (None, None)
-    if not all(isinstance(n, str) and n in ran for n in pair):
+    shaped = isinstance(recorded, Mapping) and set(recorded) == {"base", "variant"}
+    pair = (recorded["base"], recorded["variant"]) if shaped else (None, None)
+    if not all(isinstance(n, str) for n in pair) or pair[0] == pair[1]:
         raise NclueError(
-            f"{root / MANIFEST}: headline {recorded!r} is not a base and variant among its runs; "
+            f"{root / MANIFEST}: headline {recorded!r} is not a base and a different variant run; "
             "rerun `nclue run --matrix` to rewrite the manifest"
         )
-    return pair
+    return pair if set(pair) <= ran else None
 
 
 def _standalone(name: str) -> RunEntry:

@@ -28,11 +28,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nclue.io import iter_jsonl, json_safe
 from nclue.tables import Table, Tabular, fmt_ci, fmt_p, fmt_pp
+
+if TYPE_CHECKING:
+    from nclue.scoring import Benchmark, Scores
 
 COVARIATES = ("rarity", "n3", "log_length", "log_pool")
 LABELS = {"rarity": "rarity", "n3": "n = 3", "log_length": "ln gold length", "log_pool": "ln |D+|"}
@@ -47,7 +51,7 @@ def condition_df(inventory_path: Path) -> dict[str, int]:
     return {c: len(d) for c, d in docs.items()}
 
 
-def covariates(bench, df: Mapping[str, int]) -> dict[str, np.ndarray]:  # noqa: ANN001 - nclue.scoring.Benchmark
+def covariates(bench: Benchmark, df: Mapping[str, int]) -> dict[str, np.ndarray]:
     """The four raw (unstandardised) covariates of every query, in benchmark order."""
     rarity = np.array([-np.mean([np.log(max(df.get(c, 1), 1)) for c in conds]) for conds in bench.conditions])
     return {
@@ -225,8 +229,8 @@ class DifficultyStudy(Tabular):
 
 
 def difficulty_study(
-    bench,  # noqa: ANN001 - nclue.scoring.Benchmark
-    scores,  # noqa: ANN001 - nclue.scoring.Scores
+    bench: Benchmark,
+    scores: Scores,
     runs: Sequence[str],
     inventory_path: Path,
     n_boot: int,

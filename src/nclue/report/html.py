@@ -15,11 +15,15 @@ import base64
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from markdown_it import MarkdownIt
 
 from nclue.io import atomic_write_text
 from nclue.tables import Table
+
+if TYPE_CHECKING:
+    from nclue.report.paper import PaperReport
 
 STYLE = """
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 2rem auto; max-width: 1320px;
@@ -75,7 +79,7 @@ def image_uri(path: Path) -> str:
 
 
 def write_html(
-    report,  # noqa: ANN001 - nclue.report.paper.PaperReport
+    report: PaperReport,
     sections: Sequence[tuple[str, str, Table]],
     figures: Sequence[tuple[str, str]],
     notes: Sequence[str],

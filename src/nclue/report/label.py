@@ -23,11 +23,15 @@ import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nclue.errors import NclueError
 from nclue.tables import Table, Tabular
+
+if TYPE_CHECKING:
+    from nclue.release import Release
 
 SCALE = 3.0
 """Render scale of the evidence pages (pixels per PDF point: 216 dpi)."""
@@ -97,7 +101,7 @@ def _assignment(sets: Sequence[Sequence[int]]) -> tuple[int, ...] | None:
     return None
 
 
-def select_example(release, seed: int) -> LabelExample | None:  # noqa: ANN001 - nclue.release.Release
+def select_example(release: Release, seed: int) -> LabelExample | None:
     """The seeded example query (see the module docstring); ``None`` when no query qualifies."""
 
     def grades(qid: str) -> dict[int, list]:

@@ -27,11 +27,17 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nclue.io import dumps_canonical, json_safe, sha256_bytes, sha256_file, write_json
 from nclue.progress import Progress, quiet, stage_advance
 from nclue.runfile import run_path
 from nclue.tables import Table, Tabular, fmt_ci, fmt_pp
+
+if TYPE_CHECKING:
+    from nclue.release import Release
+    from nclue.scoring import Benchmark, Scores
+    from nclue.systems.registry import Workspace
 
 MASK_DIR = "masking"
 """The masked runs' folder inside a report folder (``nclue report --collection``)."""
@@ -53,7 +59,7 @@ def mask_name(system: str, position: int) -> str:
     return f"{system}@drop{position}"
 
 
-def masked_release(release, position: int):  # noqa: ANN001, ANN201 - nclue.release.Release in and out
+def masked_release(release: Release, position: int) -> Release:
     """The queries of ``release`` with at least ``position`` conditions, condition ``position`` dropped.
 
     Built with the :class:`~nclue.release.Release` constructor (a masked two-condition query
@@ -123,7 +129,7 @@ def run_masking(
     return [name for name, *_ in todo]
 
 
-def _changed(release, systems: Sequence[str], spec: dict, entries: dict, out: Path) -> list[tuple]:  # noqa: ANN001 - Release
+def _changed(release: Release, systems: Sequence[str], spec: dict, entries: dict, out: Path) -> list[tuple]:
     """``(name, system, position, masked release, spec hash)`` of every masked run whose spec hash
     changed or whose files are missing or altered, in position then system order."""
     todo = []
@@ -144,7 +150,9 @@ def _changed(release, systems: Sequence[str], spec: dict, entries: dict, out: Pa
     return todo
 
 
-def _masked_run(masked, workspace, system: str, name: str, form: str, depth: int, out: Path) -> dict:  # noqa: ANN001 - Release, Workspace
+def _masked_run(
+    masked: Release, workspace: Workspace, system: str, name: str, form: str, depth: int, out: Path
+) -> dict:
     """Run ``system`` on the ``masked`` release, write it as ``name`` into ``out``; its manifest entry."""
     from nclue.systems.run import run_systems
 
@@ -219,8 +227,8 @@ class MaskingStudy(Tabular):
 
 
 def masking_study(
-    bench,  # noqa: ANN001 - nclue.scoring.Benchmark
-    scores,  # noqa: ANN001 - nclue.scoring.Scores holding the full runs
+    bench: Benchmark,
+    scores: Scores,
     masking_dir: Path,
     full_runs: Mapping[str, str],
     n_boot: int,

@@ -3,7 +3,7 @@ for one query (``single``) or over a benchmark with a labeled oracle, metrics an
 pre-outcome freeze protocol (``docs/coverage.md``, after the R03 coverage report; "the protocol"
 means it throughout this package).
 
-Modules: ``params`` (defaults), ``tasks`` (files, validation, labels), ``inputs`` (what a selector
+Modules: ``selection_defaults`` (defaults), ``tasks`` (files, validation, labels), ``inputs`` (what a selector
 reads), ``objective`` (normaliser, F, greedy), ``selectors`` (dense, coverage, gated; the
 registry), ``diversify`` (expected coverage, xQuAD, PM2, MMR, facility location, evidence and
 retriever order), ``coverage_evidence`` (per-page requirement evidence and its calibration), ``calibrate``

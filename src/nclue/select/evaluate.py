@@ -45,6 +45,7 @@ from nclue.select.results import (
     crossed_intervals,
     label,
     paired_intervals,
+    recorded_plan,
     requirement_incidence,
 )
 from nclue.select.tasks import ALL_SPLIT, MissingPolicy, Task, load_docs, load_judgments, load_tasks, split_names
@@ -287,7 +288,8 @@ def verify_report(
     cell, with ``OUT/summary.json``: numbers within ``tolerance``, everything else equal.
 
     The freeze is verified first (hashes, code, re-derived rankings). ``freeze_id`` defaults to
-    the freeze the summary names, so a newer freeze does not hide a stale summary.
+    the freeze the summary names, so a newer freeze does not hide a stale summary; the intervals
+    are redrawn with the bootstrap plan the summary records.
     """
     path = Path(out_dir) / SUMMARY_FILE
     if not path.is_file():
@@ -295,7 +297,8 @@ def verify_report(
     recorded = read_json_object(path, "re-run `nclue coverage evaluate`", "coverage summary")
     if freeze_id is None and not (Path(freeze_dir) / MANIFEST_FILE).is_file():
         freeze_id = recorded.get("freeze") or None
-    fresh = score_freeze(task_dir, freeze_dir, judgments, freeze_id=freeze_id).report
+    plan = recorded_plan(recorded.get("bootstrap"), path)
+    fresh = score_freeze(task_dir, freeze_dir, judgments, freeze_id=freeze_id, bootstrap=plan).report
     result = CoverageVerification(report=fresh, ledger=read_ledger(out_dir))
     new = dict(json_leaves(fresh.to_json()))
     old = dict(json_leaves(recorded))

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from nclue.errors import NclueError
 from nclue.io import json_safe
 from nclue.stats import bootstrap_replicates, crossed_weights
 from nclue.tables import Table, Tabular
@@ -40,10 +41,14 @@ class BootstrapPlan:
     level: float = 0.95
 
     def __post_init__(self) -> None:
+        for name in ("draws", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | np.integer):
+                raise NclueError(f"BootstrapPlan: {name} must be an integer, got {value!r}")
         if self.draws < 1:
-            raise ValueError(f"BootstrapPlan: draws must be at least 1, got {self.draws}")
-        if not 0.0 < self.level < 1.0:
-            raise ValueError(f"BootstrapPlan: level must lie strictly between 0 and 1, got {self.level}")
+            raise NclueError(f"BootstrapPlan: draws must be at least 1, got {self.draws}")
+        if isinstance(self.level, bool) or not isinstance(self.level, int | float) or not 0.0 < self.level < 1.0:
+            raise NclueError(f"BootstrapPlan: level must be a number strictly between 0 and 1, got {self.level!r}")
 
     def percentiles(self) -> tuple[float, float]:
         """The lower and upper percentile of the central ``level`` interval."""
@@ -53,6 +58,19 @@ class BootstrapPlan:
 
 PROTOCOL = BootstrapPlan()
 """The coverage protocol's plan: 10,000 draws, seed :data:`nclue.types.COVERAGE_SEED`, 95% intervals."""
+
+
+def recorded_plan(record: object, where: object) -> BootstrapPlan:
+    """The :class:`BootstrapPlan` a ``summary.json`` records under ``bootstrap`` (``where`` names the file)."""
+    if not isinstance(record, Mapping) or set(record) != {"draws", "seed", "level"}:
+        raise NclueError(
+            f"{where}: 'bootstrap' must record draws, seed and level, got {record!r}; re-run `nclue coverage evaluate`"
+        )
+    try:
+        return BootstrapPlan(**record)
+    except NclueError as exc:
+        raise NclueError(f"{where}: {exc}; re-run `nclue coverage evaluate`") from None
+
 
 LABELS: dict[str, str] = {
     "dense": "Dense",
