@@ -101,14 +101,21 @@ def test_maxsim_by_hand():
     assert maxsim(q, d[:0]) == 0.0
 
 
-def test_maxsim_segments_by_hand():
-    from nclue.systems.late_interaction import maxsim_segments
+@pytest.mark.slow
+def test_the_page_cache_is_bounded_and_never_changes_a_score(workspace, probe_rows, monkeypatch):
+    """Scores with a page cache too small for one text's pool, in another text order, equal a roomy cache's."""
+    from nclue.systems import late_interaction
+    from nclue.systems.late_interaction import MaxSimBackbone
 
-    q = np.array([[1.0, 0.0], [0.0, 1.0]], np.float32)
-    docs = np.array([[0.6, 0.8], [1.0, 0.0], [0.0, -1.0], [0.0, 1.0]], np.float32)
-    expected = [maxsim(q, docs[0:3]), maxsim(q, docs[3:4])]  # (1 + 0.8) / 2 and (0 + 1) / 2
-    np.testing.assert_allclose(maxsim_segments(q, docs, np.array([0, 3, 4])), [0.9, 0.5])
-    np.testing.assert_allclose(expected, [0.9, 0.5])
+    dense = workspace.backbone("dense")
+    texts = [*CONDITIONS, *(workspace.store.texts[r][:400] for r in probe_rows[:2])]
+    roomy = MaxSimBackbone(dense, tokens=None).page_scores(texts)
+    monkeypatch.setattr(late_interaction, "CACHE_TOKENS", 64)
+    tight = MaxSimBackbone(dense, tokens=None)
+    reordered = tight.page_scores(texts[::-1])[::-1]
+    assert sum(len(v) for v in tight._tokens.values()) <= 64 or len(tight._tokens) == 1
+    np.testing.assert_array_equal(reordered, roomy)
+    assert (roomy > 0).sum() > 3 * len(texts)  # real pools were scored
 
 
 @pytest.mark.slow

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -97,16 +96,6 @@ class TokenIndex:
         """Decoded ``(n, dim)`` float32 token vectors of chunks ``first_chunk:end_chunk``."""
         lo, hi = int(self.offsets[first_chunk]), int(self.offsets[end_chunk])
         return dequantize(np.asarray(self.codes[lo:hi]), np.asarray(self.scales[lo:hi]), self.bits)
-
-    def spans(self, ranges: Sequence[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
-        """Decoded tokens of several chunk ranges at once: ``(vectors, starts)`` where range ``i``
-        is ``vectors[starts[i]:starts[i + 1]]`` (one gather and one decode for all)."""
-        los = np.asarray([self.offsets[a] for a, _ in ranges], dtype=np.int64)
-        his = np.asarray([self.offsets[b] for _, b in ranges], dtype=np.int64)
-        starts = np.r_[0, np.cumsum(his - los)]
-        rows = np.concatenate([np.arange(lo, hi) for lo, hi in zip(los, his)]) if len(los) else np.zeros(0, np.int64)
-        vectors = dequantize(np.asarray(self.codes[rows]), np.asarray(self.scales[rows]), self.bits)
-        return vectors, starts
 
 
 def _read_manifest(directory: Path) -> dict[str, Any] | None:

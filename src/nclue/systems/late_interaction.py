@@ -17,6 +17,11 @@ page). ``maxsim:VARIANT`` selects the dense index exactly like ``dense:VARIANT``
 
 A text's scores depend on that text only (its query tokens and its dense row are computed
 alone), so they are cached by text and a run's output never depends on what ran before it.
+Decoded (or recomputed) page token vectors are cached too, page by page, up to
+``CACHE_TOKENS`` vectors: the joint text and the conditions of one query, and neighbouring
+queries, pool many of the same pages, so most pooled pages are decoded once per run. Each page
+is decoded from its own contiguous slice of the token index (a block small enough to stay in
+the CPU cache) and scored alone, so what is cached never changes a score.
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ if TYPE_CHECKING:
     from nclue.systems.registry import Workspace
 
 POOL_PAGES = 20  # pages rescored per text
-CACHE_PAGES = 2000
+CACHE_TOKENS = 1 << 18
+"""Decoded page token vectors kept (LRU by page): 384 MiB of float32 at 384 dimensions."""
 CACHE_TEXTS = 4096
 
 
@@ -44,14 +50,6 @@ def maxsim(query: np.ndarray, doc: np.ndarray) -> float:
     if not len(query) or not len(doc):
         return 0.0
     return float((query @ doc.T).max(axis=1).mean())
-
-
-def maxsim_segments(query: np.ndarray, docs: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """MaxSim of ``query`` against each segment ``docs[starts[i]:starts[i + 1]]`` (all non-empty), at once."""
-    if not len(query) or len(starts) < 2:
-        return np.zeros(max(len(starts) - 1, 0), np.float32)
-    sims = query @ docs.T
-    return np.maximum.reduceat(sims, starts[:-1], axis=1).mean(axis=0).astype(np.float32)
 
 
 class MaxSimBackbone:
@@ -74,32 +72,31 @@ class MaxSimBackbone:
         self._first = np.searchsorted(chunk_page, np.arange(self.pages.n_pages), side="left")
         self._end = np.searchsorted(chunk_page, np.arange(self.pages.n_pages), side="right")
         self._tokens: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._cached = 0
         self._scores: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
 
-    def page_tokens(self, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """``(vectors, starts)``: the token vectors (float32) of the given page rows stacked in order,
-        page ``i``'s being ``vectors[starts[i]:starts[i + 1]]`` — decoded from the token index in one
-        gather (no copy per page), or recomputed page by page with the index's encoder (cached)
-        when there is none."""
+    def page_vectors(self, row: int) -> np.ndarray:
+        """The ``(n, dim)`` float32 token vectors of page ``row``: decoded from its slice of the token
+        index, or recomputed with the index's encoder when there is none; cached (module docstring)."""
+        vectors = self._tokens.get(row)
+        if vectors is not None:
+            self._tokens.move_to_end(row)
+            return vectors
+        first, end = int(self._first[row]), int(self._end[row])
         if self.tokens is not None:
-            return self.tokens.spans([(int(self._first[r]), int(self._end[r])) for r in rows])
-        texts = self.dense.store_texts()
-        chunks = self.dense.index.chunks
-        dim = int(self.dense.vectors.shape[1])
-        for r in dict.fromkeys(int(r) for r in rows):
-            if r not in self._tokens:
-                which = range(int(self._first[r]), int(self._end[r]))
-                parts = self.dense.encoder.token_vectors(
-                    [texts[r][int(chunks.start[i]) : int(chunks.end[i])] for i in which]
-                )
-                self._tokens[r] = np.concatenate(parts) if parts else np.zeros((0, dim), np.float32)
-            self._tokens.move_to_end(r)
-        out = [self._tokens[int(r)] for r in rows]
-        while len(self._tokens) > CACHE_PAGES:
-            self._tokens.popitem(last=False)
-        return np.concatenate(out) if out else np.zeros((0, dim), np.float32), np.r_[
-            0, np.cumsum([len(d) for d in out], dtype=np.int64)
-        ]
+            vectors = self.tokens.tokens(first, end)
+        else:
+            texts, chunks = self.dense.store_texts(), self.dense.index.chunks
+            parts = self.dense.encoder.token_vectors(
+                [texts[row][int(chunks.start[i]) : int(chunks.end[i])] for i in range(first, end)]
+            )
+            dim = int(self.dense.vectors.shape[1])
+            vectors = np.concatenate(parts) if parts else np.zeros((0, dim), np.float32)
+        self._tokens[row] = vectors
+        self._cached += len(vectors)
+        while self._cached > CACHE_TOKENS and len(self._tokens) > 1:
+            self._cached -= len(self._tokens.popitem(last=False)[1])
+        return vectors
 
     def query_tokens(self, text: str) -> np.ndarray:
         """Token vectors of ``text`` (alone); its pooled vector from the same forward pass goes to the
@@ -118,10 +115,9 @@ class MaxSimBackbone:
             k = min(self.pool, len(dense))
             candidates = np.argpartition(-dense, k - 1)[:k] if k else np.zeros(0, np.int64)
             candidates = np.sort(candidates[dense[candidates] > 0])
-            scores = np.zeros(len(candidates), np.float32)
-            if len(candidates):
-                docs, starts = self.page_tokens(candidates)
-                scores = maxsim_segments(query, docs, starts)
+            scores = np.fromiter(
+                (maxsim(query, self.page_vectors(int(r))) for r in candidates), np.float32, len(candidates)
+            )
             self._scores[text] = (candidates, scores)
         self._scores.move_to_end(text)
         while len(self._scores) > CACHE_TEXTS:
