@@ -65,6 +65,26 @@ def test_codec_refuses_bad_input() -> None:
         quantize(np.zeros((1, 40), np.float32))
 
 
+@pytest.mark.parametrize("bits", [4, 8])
+def test_packing_in_steps_codes_each_text_as_the_reference(bits: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Texts coded a few rows at a time (steps of 5: texts longer than a step, empty texts, groups)
+    decode to the plain-Python reference of each text."""
+    from nclue.index import token_codec
+
+    monkeypatch.setattr(token_codec, "ROWS", 5)
+    rng = np.random.default_rng(3)
+    texts = [rng.normal(size=(n, 64)).astype(np.float32) for n in (0, 2, 12, 1, 0, 3, 5, 7)]
+    codes, scales, lengths = token_codec.pack_tokens(texts, bits)
+    assert lengths.tolist() == [0, 2, 12, 1, 0, 3, 5, 7] and len(codes) == len(scales) == 30
+    ends = np.cumsum(lengths)
+    for text, end, n in zip(texts, ends, lengths):
+        np.testing.assert_allclose(
+            dequantize(codes[end - n : end], scales[end - n : end], bits),
+            reference_codec(text, bits).reshape(n, 64),
+            atol=1e-7,
+        )
+
+
 @pytest.fixture(scope="module")
 def token_source(tmp_path_factory: pytest.TempPathFactory, small_collection: Path) -> Path:
     """One real 16-page document with its dense and token index built in one pass (ONNX fp32)."""

@@ -78,7 +78,10 @@ def index(
     ),
     dense_batch_size: int = typer.Option(_DENSE.batch_size, "--dense-batch-size", min=1, help="Encoder batch size."),
     dense_workers: int | None = typer.Option(
-        None, "--dense-workers", min=1, help="Encoder processes (default: one per CPU, one thread each)."
+        None,
+        "--dense-workers",
+        min=1,
+        help="Encoder processes (default: planned from the shard sizes, one per CPU when they balance).",
     ),
     engine: EngineName = typer.Option(
         EngineName.local, "--engine", help="Encode dense/token shards here or on Ray (the same vectors)."

@@ -6,17 +6,24 @@ shards go to :mod:`nclue.engine`'s spawn pool (workers die with their parent), a
 given engine (``--engine ray``) to its workers: each worker loads the encoder once (from the
 model path, which must be readable on every node) and runs it with ``CPUs / workers``
 threads (one per Ray task), and the caller writes every result as it arrives, so resumption
-and atomic writes are unchanged and a retried task cannot write a shard twice. Why processes:
-on the 2-core development machine two single-threaded bfloat16 encoders finished the same
-128 chunks 1.5–2.5× sooner than one encoder with two intra-op threads, whose threads
-mostly wait on each other at this model size (``benchmarks/encode.py`` measures the
-index path against bare ``SentenceTransformer.encode``).
+and atomic writes are unchanged and a retried task cannot write a shard twice.
+
+How many processes (``workers=None``): a shard is the unit of work and cannot be split (the
+encoder sorts a call's texts by length into batches, and bfloat16 vectors change in the last
+bits with the batch they are computed in; the thread count does not change them), so few
+shards of unequal size leave processes idle. :func:`plan_processes` estimates each choice's
+time from the shards' sizes — the greedy in-order schedule's longest queue, divided by the
+threads each process gets, discounted by :data:`THREAD_EFFICIENCY` per doubling of threads —
+and takes the fastest. On the 2-core development machine two threads of one bfloat16 encoder
+ran 1.91× one thread (43.6 against 22.8 chunks/s on 160 whole-page chunks): a 1,432-chunk
+collection (shards of 1,024 and 408) is encoded in one process with both threads, a
+5,494-page one (18 shards) in two single-threaded processes.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,6 +34,10 @@ from nclue.models.encoder import Encoder, encode_with_tokens, load_encoder
 
 ShardResult = tuple[np.ndarray | None, tuple[np.ndarray, np.ndarray, np.ndarray] | None]
 """``(vectors or None, (codes, scales, lengths) or None)``."""
+
+THREAD_EFFICIENCY = 0.9
+"""Assumed speed-up lost per doubling of one encoder's threads (measured 0.955 at two threads on
+the development machine; 0.9 leans towards processes, whose scaling does not depend on the BLAS)."""
 
 _ENCODERS: dict[tuple, Encoder] = {}
 """Per worker process: the encoder of the build it serves."""
@@ -60,6 +71,25 @@ def encode_shard(
     return shard_result(_ENCODERS[key], texts, vectors, token_bits)
 
 
+def plan_processes(sizes: Sequence[int], cpus: int) -> int:
+    """Processes (each with ``cpus // count`` threads) that should finish shards of ``sizes`` first.
+
+    Estimated time of ``count`` processes: the longest queue when each shard, in order, goes to
+    the process that frees first, over ``t · THREAD_EFFICIENCY ** log2(t)`` with ``t = cpus // count``
+    threads per process (module docstring); ties go to more processes.
+    """
+    best, best_time = 1, float("inf")
+    for count in range(max(1, min(cpus, len(sizes))), 0, -1):
+        queues = [0] * count
+        for size in sizes:
+            queues[queues.index(min(queues))] += size
+        threads = max(1, cpus // count)
+        estimate = max(queues) / (threads * THREAD_EFFICIENCY ** np.log2(threads))
+        if estimate < best_time - 1e-9:
+            best, best_time = count, estimate
+    return best
+
+
 def run_shards(
     jobs: Iterable[tuple[int, list[str]]],
     n_jobs: int,
@@ -73,8 +103,8 @@ def run_shards(
 ) -> None:
     """Encode every ``(shard, texts)`` job; call ``on_result(shard, n_texts, result)`` as each finishes.
 
-    ``workers``: processes (``None`` = one per CPU, at most one per job); with one, the
-    encoder from ``make_encoder()`` runs here. ``worker_args`` = ``(model path, backend,
+    ``workers``: processes (``None``: :func:`plan_processes` over the jobs' sizes); with one,
+    the encoder from ``make_encoder()`` runs here, with its own threads. ``worker_args`` = ``(model path, backend,
     batch size)`` for the workers' own encoders. ``engine`` (e.g. Ray), when given, takes the
     shards instead of a local pool and is left open for the caller.
     """
@@ -84,7 +114,9 @@ def run_shards(
         threads = 1 if engine.name == "ray" else max(1, (os.cpu_count() or 1) // engine.workers)
         _map(engine, jobs, worker_args, threads, vectors, token_bits, on_result)
         return
-    count = max(1, min(workers or os.cpu_count() or 1, n_jobs))
+    jobs = list(jobs)
+    cpus = os.cpu_count() or 1
+    count = max(1, min(workers, n_jobs)) if workers else plan_processes([len(t) for _, t in jobs], cpus)
     if count == 1:
         encoder = None
         for shard, texts in jobs:
@@ -93,7 +125,7 @@ def run_shards(
         return
     pool = LocalEngine(count)
     try:
-        _map(pool, jobs, worker_args, max(1, (os.cpu_count() or 1) // count), vectors, token_bits, on_result)
+        _map(pool, jobs, worker_args, max(1, cpus // count), vectors, token_bits, on_result)
     finally:
         pool.close()
 

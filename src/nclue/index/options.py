@@ -59,7 +59,7 @@ class DenseOptions:
     each page's first windows only; ``None`` = whole pages), ``dtype`` of the stored vectors,
     ``shard_size``, ``token_bits`` of a token index built in the same pass. How the pass runs (same
     vectors whatever they are): ``batch_size``, ``threads`` of one in-process encoder, ``workers``
-    encoder processes (``None`` = one per CPU).
+    encoder processes (``None``: :func:`nclue.index.encoding.plan_processes`).
     """
 
     model_path: str | os.PathLike[str] | None = None

@@ -301,7 +301,7 @@ def build_token_index(
     """Token-only pass over ``dense``'s chunks (for a dense index built without ``tokens=True``).
 
     Uses the encoder that made ``dense`` (same model files and backend; ``workers`` processes, ``None``
-    = one per CPU, or ``engine``'s workers) unless one is given (then in this process). Resumable like the dense build;
+    = planned from the shard sizes, or ``engine``'s workers) unless one is given (then in this process). Resumable like the dense build;
     a finished index with the same settings is kept. ``progress`` hears ``"token chunks"`` (total: the chunks to encode).
     """
     collection = Path(collection_dir)
