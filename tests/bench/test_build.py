@@ -37,6 +37,7 @@ def test_release_is_valid_and_deterministic(small_collection: Path, small_bench:
         "oracle.surface_and",
         "oracle.canonical_and",
         "oracle.single_page_and",
+        "oracle.surface_form_count",
         "baseline.random",
         "baseline.frequency_prior",
     }
@@ -80,6 +81,7 @@ def test_controls_match_an_independent_derivation_and_the_real_pages(small_colle
     store = PageStore.open(small_collection)
     surface = {r["qid"]: r["docs"] for r in _rows(small_bench / "controls" / "oracle.surface_and.jsonl")}
     single = {r["qid"]: r["docs"] for r in _rows(small_bench / "controls" / "oracle.single_page_and.jsonl")}
+    counted = {r["qid"]: r["docs"] for r in _rows(small_bench / "controls" / "oracle.surface_form_count.jsonl")}
     checked = 0
     for qid, q in queries.items():
         conds = q["conditions"]
@@ -88,6 +90,12 @@ def test_controls_match_an_independent_derivation_and_the_real_pages(small_colle
         # surface_and returns exactly the documents establishing every condition, by doc_id, and they are the golds
         assert [e["doc_id"] for e in surface[qid]] == sorted(every) and every == golds[qid], qid
         assert [e["doc_id"] for e in single[qid]] == sorted(one_page) == [], qid
+        # surface_form_count: every document with a clue, golds (from the qrels) first, then by clue count
+        grade = {d: sum(1 for c in conds if pages.get((c, d))) for d in docs}
+        key = {d: grade[d] + (0.5 if d in golds[qid] else 0.0) for d in docs if grade[d]}
+        expected = sorted(key, key=lambda d: (-key[d], d))[:100]
+        assert [e["doc_id"] for e in counted[qid]] == expected, qid
+        assert [e["score"] for e in counted[qid]] == [key[d] for d in expected], qid
         for entry in surface[qid][:2]:
             for c in conds:
                 page = entry["evidence"][c][0]

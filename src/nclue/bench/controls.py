@@ -6,6 +6,11 @@
   condition's canonical name itself occurs (what alias grouping adds);
 * ``oracle.single_page_and`` — documents with one page that establishes every condition
   (the floor: stored gold evidence is cross-page, so it must score 0);
+* ``oracle.surface_form_count`` — the gold-defining fact-count oracle (the paper's
+  ``surface_form_count``): every document of the query's union, ranked by its label rule
+  (:func:`nclue.bench.matching.label`) — golds first, then partial documents by clue count —
+  with score ``grade + 0.5·[gold]``, ties by ``doc_id``, top 100 (the ideal graded ranking:
+  must score n-Clue 100, since every gold precedes every partial document);
 * ``baseline.random`` — a seeded random permutation of the corpus per query (depth 100);
 * ``baseline.frequency_prior`` — one query-independent ranking by how many inventory
   conditions a document establishes (depth 100).
@@ -24,13 +29,14 @@ import numpy as np
 
 from nclue.bench.excerpts import mentions
 from nclue.bench.inventory import Inventory
-from nclue.bench.matching import distinct_assignment, single_page_solvable
+from nclue.bench.matching import clue_count, distinct_assignment, label, single_page_solvable
 from nclue.corpus.store import PageStore
 
 CONTROL_NAMES = (
     "oracle.surface_and",
     "oracle.canonical_and",
     "oracle.single_page_and",
+    "oracle.surface_form_count",
     "baseline.random",
     "baseline.frequency_prior",
 )
@@ -44,6 +50,18 @@ def _oracle_entry(doc_id: str, names: Sequence[str], sets: Sequence[Sequence[int
         "score": float(len(names)),
         "pages": [[int(p), 1.0] for p in sorted(set(witness))],
         "evidence": {name: [int(p) for p in s] for name, s in zip(names, sets)},
+    }
+
+
+def _count_entry(doc_id: str, names: Sequence[str], sets: Sequence[Sequence[int]]) -> dict[str, Any]:
+    """One ``oracle.surface_form_count`` row: score ``grade + 0.5·[gold]``, evidence per established condition."""
+    gold = label(sets) == "gold"
+    witness = distinct_assignment(sets) if gold else ()
+    return {
+        "doc_id": doc_id,
+        "score": clue_count(sets) + (0.5 if gold else 0.0),
+        "pages": [[int(p), 1.0] for p in sorted(set(witness or ()))],
+        "evidence": {name: [int(p) for p in s] for name, s in zip(names, sets) if s},
     }
 
 
@@ -65,9 +83,10 @@ def build_controls(
     for index, (qid, conds) in enumerate(queries):
         names = [inventory.conditions[c].name for c in conds]
         union = sorted(set().union(*(inventory.pages[c].keys() for c in conds)))
-        surface, canonical, single = [], [], []
+        surface, canonical, single, counted = [], [], [], []
         for d in union:
             sets = [inventory.pages[c].get(d, ()) for c in conds]
+            counted.append(_count_entry(inventory.doc_ids[d], names, sets))
             if not all(sets):
                 continue
             doc_id = inventory.doc_ids[d]
@@ -89,6 +108,8 @@ def build_controls(
         runs["oracle.surface_and"].append({"qid": qid, "docs": surface})
         runs["oracle.canonical_and"].append({"qid": qid, "docs": canonical})
         runs["oracle.single_page_and"].append({"qid": qid, "docs": single})
+        counted.sort(key=lambda e: (-e["score"], e["doc_id"]))
+        runs["oracle.surface_form_count"].append({"qid": qid, "docs": counted[:DEPTH]})
         rng = np.random.default_rng([seed, index])
         perm = rng.permutation(len(inventory.doc_ids))[:DEPTH]
         runs["baseline.random"].append(

@@ -7,7 +7,7 @@ have identical ``SHA256SUMS``. :func:`check_gate` checks that no document of a s
 extraction gate excluded (``MANIFEST.json`` ``gate``) is in ``corpus.jsonl`` or the qrels.
 :func:`verify` re-derives every label
 (:mod:`nclue.bench.validate`) and scores the privileged controls with the scorer
-(:mod:`nclue.scoring`): ``oracle.surface_and`` must score 100 and
+(:mod:`nclue.scoring`): ``oracle.surface_and`` and ``oracle.surface_form_count`` must score 100 and
 ``oracle.single_page_and`` 0 (``docs/construction.md#controls``).
 """
 
@@ -118,6 +118,9 @@ def verify(root: str | Path) -> tuple[list[str], Validation, dict[str, dict[str,
     surface, single = scores.get("oracle.surface_and"), scores.get("oracle.single_page_and")
     if surface is not None and surface["nclue@10"] != 100.0:
         problems.append(f"controls/oracle.surface_and.jsonl scores {surface['nclue@10']}, not 100")
+    count = scores.get("oracle.surface_form_count")
+    if count is not None and count["nclue@10"] != 100.0:
+        problems.append(f"controls/oracle.surface_form_count.jsonl scores {count['nclue@10']}, not 100")
     if single is not None and single["nclue@10"] != 0.0:
         problems.append(f"controls/oracle.single_page_and.jsonl scores {single['nclue@10']}, not 0")
     return problems, validation, scores

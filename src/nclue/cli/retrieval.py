@@ -1,4 +1,4 @@
-"""``nclue search`` (one query, table or JSON) and ``nclue run`` (a release → run files, or a matrix)."""
+"""``nclue search`` (one query, table or JSON), ``nclue run`` (a release → run files, or a matrix) and ``nclue tune``."""
 
 from __future__ import annotations
 
@@ -246,7 +246,42 @@ def run(
     console.print(report.summary(), highlight=False, markup=False)
 
 
+def tune(
+    bench: Path = typer.Argument(..., help="Benchmark release with qrels (the tuning and held-out queries)."),
+    collection: Path = typer.Argument(..., help="Collection directory with its lexical index."),
+    form: Form = typer.Option(Form.raw, "--form", help="Query rendering the tuned system will run on."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the tuning split."),
+    fraction: float = typer.Option(0.5, "--fraction", help="Share of the queries used for tuning (the rest held out)."),
+) -> None:
+    """Tune k1 and b of bm25.and on a declared split and grid; `bm25.and_tuned` then runs with them.
+
+    The split, the 35-pair grid, every pair's n-Clue Score@10 on the tuning queries and the
+    held-out scores of the chosen and the index's own parameters are written to
+    COLLECTION/tuning/bm25.and_tuned.json. Quote the held-out figures, never the tuning ones.
+
+    Example: nclue tune ./bench ./coll --form raw --seed 0 && nclue run ./bench ./coll -s bm25.and_tuned --form raw -o ./runs
+    """
+    from rich.console import Console
+
+    from nclue.progress import progress_bars
+    from nclue.systems.tuning import TUNING_FILE, tune_bm25_and
+
+    with progress_bars(transient=True) as bar:
+        record = tune_bm25_and(bench, collection, form=form.value, seed=seed, fraction=fraction, progress=bar)
+    console = Console(stderr=True)
+    held = record.heldout
+    console.print(
+        f"bm25.and_tuned: k1={record.chosen['k1']}, b={record.chosen['b']} "
+        f"(tuned on {len(record.tuning_qids)} queries); held-out n-Clue@10 over {held['queries']} queries: "
+        f"{held['tuned']:.1f} tuned vs {held['default']:.1f} at the index's k1={record.default['k1']}, "
+        f"b={record.default['b']}; record {collection / TUNING_FILE}",
+        highlight=False,
+        markup=False,
+    )
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``search`` and ``run``."""
+    """Add ``search``, ``run`` and ``tune``."""
     app.command("search")(search)
     app.command("run")(run)
+    app.command("tune")(tune)

@@ -9,6 +9,8 @@ scores, the document-level view, exact term containment). Operations of its own:
   condition may match);
 * ``bm25.condition_text`` — document-level BM25 of the condition names joined by spaces
   (the rendering's quotes and template words left out);
+* ``bm25.and_tuned`` — ``bm25.and`` with ``k1`` and ``b`` chosen by ``nclue tune`` on a
+  declared tuning split and grid (:mod:`nclue.systems.tuning`);
 * ``bm25.cover`` — coverage-first SDR (ours): condition ``c`` *matches* page ``p`` when
   ``p`` contains ``c``'s analysed terms as a contiguous phrase (stems compared, stopwords
   dropped on both sides; ``bm25.cover(terms)``: anywhere on the page); page weights
@@ -32,6 +34,8 @@ import numpy as np
 
 from nclue.errors import NclueError
 from nclue.index.lexical import LexicalIndex
+from nclue.index.options import BM25Params
+from nclue.index.reweight import DocTermCounts
 from nclue.systems.backbone import PageTable, Request
 from nclue.systems.names import Op, format_name
 from nclue.systems.operations import DecomposeSystem, normalise, top_documents
@@ -84,19 +88,37 @@ def load_backbone(workspace, variant: str | None) -> LexicalBackbone:
     return LexicalBackbone("bm25", workspace.pages, LexicalIndex(workspace.collection_dir, workspace.store))
 
 
+def doc_term_counts(workspace, backbone: LexicalBackbone) -> DocTermCounts:
+    """The collection's raw document × term counts (built once per workspace)."""
+    store = workspace.store
+    return workspace.shared(
+        ("bm25-doc-term-counts",), lambda: DocTermCounts(backbone.index, store.page_doc, len(store.doc_ids))
+    )
+
+
 @dataclass
 class DocLevelSystem:
-    """A document-level BM25 baseline (``and``, ``or``, ``condition_text``); not page-aware."""
+    """A document-level BM25 baseline (``and``, ``or``, ``condition_text``); not page-aware.
+
+    With ``params`` (and the ``counts`` to weight), ``and`` ranks by BM25 at those parameters
+    instead of the index's (``bm25.and_tuned``).
+    """
 
     name: str
     backbone: LexicalBackbone
     kind: str
     page_aware: bool = False
+    params: BM25Params | None = None
+    counts: DocTermCounts | None = None
 
     def search(self, request: Request, depth: int = 100) -> list[RankedDoc]:
         bb = self.backbone
         eligible = None
-        if self.kind == "and":
+        if self.kind == "and" and self.params is not None and self.counts is not None:
+            bb._check([request.text])
+            scores = self.counts.scores([request.text], self.params)[0]
+            eligible = np.all(bb.doc_matches(list(request.conditions)), axis=0)
+        elif self.kind == "and":
             scores = bb.doc_scores([request.text])[0]
             eligible = np.all(bb.doc_matches(list(request.conditions)), axis=0)
         elif self.kind == "or":
@@ -126,6 +148,15 @@ def build_op(spec: Op, backbone: LexicalBackbone, workspace) -> DocLevelSystem |
         if spec.args:
             raise NclueError(f"system {name!r}: bm25.{spec.op} takes no arguments")
         return DocLevelSystem(name, backbone, spec.op)
+    if spec.op == "and_tuned":
+        if spec.args:
+            raise NclueError(
+                f"system {name!r}: bm25.and_tuned takes no arguments (its k1 and b come from `nclue tune`)"
+            )
+        from nclue.systems.tuning import read_tuning
+
+        record = read_tuning(workspace.collection_dir, workspace.store.fingerprint)
+        return DocLevelSystem(name, backbone, "and", params=record.params, counts=doc_term_counts(workspace, backbone))
     if spec.op == "cover":
         if spec.args not in ((), ("terms",)):
             raise NclueError(f"system {name!r}: use bm25.cover (phrase matches) or bm25.cover(terms)")

@@ -227,6 +227,7 @@ def canonical(text: str) -> str:
 EXAMPLES: tuple[str, ...] = (  # what `did you mean` hints and --help offer
     "bm25.joint",
     "bm25.and",
+    "bm25.and_tuned",
     "bm25.or",
     "bm25.condition_text",
     "bm25.page_max",
