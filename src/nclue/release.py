@@ -405,7 +405,7 @@ def _read_corpus(path: Path) -> tuple[CorpusDoc, ...]:
         meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
         n_pages = row.get("n_pages", meta.get("n_pages"))
         texts = {}
-        for key in ("path", "source", "sha256", "url", "title"):
+        for key in ("path", "source", "sha256", "url", "title", "licence", "licence_file"):
             value = row.get(key)
             if value is not None and not isinstance(value, str):
                 raise NclueError(f"{loc}: corpus field '{key}' of {doc_id!r} must be a string")

@@ -222,7 +222,9 @@ class CorpusDoc:
     """One document of a release's corpus: its id and, where known, where it came from.
 
     Page text and PDFs are not redistributed; ``path``/``url`` and ``sha256`` let a user rebuild
-    the content. ``n_pages`` gives the ``L_min`` stratum. BEIR corpora carry ``title`` only.
+    the content (``url``: the ``.deb``'s URL ``#`` the file inside it, for fetched corpora);
+    ``licence`` and ``licence_file`` say under what terms the bytes were distributed and where
+    that is written (:mod:`nclue.corpus.licences`). ``n_pages`` gives the ``L_min`` stratum. BEIR corpora carry ``title`` only.
     """
 
     doc_id: str
@@ -233,10 +235,12 @@ class CorpusDoc:
     n_bytes: int | None = None
     url: str | None = None
     title: str | None = None
+    licence: str | None = None
+    licence_file: str | None = None
 
     def to_json(self) -> dict:
         """The ``corpus.jsonl`` row (absent fields left out)."""
-        names = ("doc_id", "path", "source", "sha256", "n_pages", "n_bytes", "url", "title")
+        names = ("doc_id", "path", "source", "sha256", "n_pages", "n_bytes", "url", "licence", "licence_file", "title")
         return {k: getattr(self, k) for k in names if getattr(self, k) is not None}
 
 

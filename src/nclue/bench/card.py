@@ -204,8 +204,11 @@ def render_card(manifest: dict[str, Any], tables: dict[str, dict[str, int]], exa
         "",
         "`corpus.jsonl`, `queries.jsonl` (with raw / clean_v2 / natural forms), `qrels.jsonl` (grade,",
         "label, evidence pages), `qrels/test.tsv` (BEIR), `inventory.jsonl`, `controls/*.jsonl`,",
-        "`MANIFEST.json`, `SHA256SUMS` (and, after `nclue bench paraphrase`, `paraphrases.jsonl`). Page text and PDFs are not redistributed; corpus rows carry",
-        "the source path and SHA-256. Check a copy with `nclue bench verify DIR`.",
+        "`MANIFEST.json`, `SHA256SUMS` (and, after `nclue bench paraphrase`, `paraphrases.jsonl`), `NOTICE.md`",
+        "(licences, third-party notices, removal policy). Page text and PDFs are not redistributed; corpus",
+        "rows carry the source path, SHA-256 and, for fetched corpora, URL and licence. Without nclue:",
+        "`python fetch_corpus.py . --out pdfs` rebuilds the PDFs and `python verify_release.py .` recomputes",
+        "every published score (standard library only). With nclue: `nclue bench verify DIR`.",
         "",
     ]
     return "\n".join(lines)

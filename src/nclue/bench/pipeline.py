@@ -30,10 +30,12 @@ from nclue.bench.compose import Item, generate, select, select_gated
 from nclue.bench.construction_params import CONDITIONS, JUDGES, BuildOptions
 from nclue.bench.controls import CONTROL_NAMES, build_controls
 from nclue.bench.inventory import Inventory, mine
+from nclue.bench.notices import REBUILD_FILES, write_rebuild_kit
 from nclue.bench.validate import validate_release
 from nclue.bench.verify import control_scores, write_sums
+from nclue.corpus.fetch import fetched_files
 from nclue.corpus.info import extraction_gate
-from nclue.corpus.store import PageStore, require_consistent
+from nclue.corpus.store import PageStore, collection_record, require_consistent
 from nclue.engine import Engine
 from nclue.errors import NclueError
 from nclue.io import (
@@ -70,6 +72,7 @@ RELEASE_FILES = (
     MANIFEST_FILE,
     "README.md",
     "SHA256SUMS",
+    *REBUILD_FILES,
 )
 
 
@@ -380,7 +383,8 @@ def write_release(
     _clear(out_dir)
     qids = [qid_of(i) for i in range(len(chosen))]
     queries, qrels = _rows(inventory, chosen, qids)
-    release = Release.from_records(queries, qrels, _corpus_rows(store), root=out_dir)
+    fetched = fetched_files(collection_record(collection).get("pdf_dir"))
+    release = Release.from_records(queries, qrels, _corpus_rows(store, fetched), root=out_dir)
     release.write(out_dir)
     write_jsonl(out_dir / "inventory.jsonl", _inventory_rows(inventory))
     for name, rows in construction.files.items():
@@ -434,6 +438,7 @@ def write_release(
 
         card = card_section(card, construction.conditions)
     atomic_write_text(out_dir / "README.md", card)
+    write_rebuild_kit(out_dir, release.corpus, options.name)
     write_sums(out_dir)
     return BuildSummary(out=out_dir, manifest=manifest, problems=list(validation.errors))
 
@@ -479,11 +484,15 @@ def _rows(inventory: Inventory, chosen: list[Item], qids: list[str]) -> tuple[li
     return queries, qrels
 
 
-def _corpus_rows(store: PageStore) -> list[CorpusDoc]:
+def _corpus_rows(store: PageStore, fetched: dict[str, dict]) -> list[CorpusDoc]:
+    """``corpus.jsonl`` rows; ``url``/``licence`` from the fetch record of the same bytes (path and SHA-256)."""
     rows = []
     for r in sorted(store.docs.to_pylist(), key=lambda r: r["doc_id"]):
         if r["status"] != "ok" or r["doc_id"] not in store.doc_index:
             continue
+        origin = fetched.get(r["path"], {})
+        if origin.get("sha256") != r["sha256"]:
+            origin = {}
         rows.append(
             CorpusDoc(
                 r["doc_id"],
@@ -492,6 +501,9 @@ def _corpus_rows(store: PageStore) -> list[CorpusDoc]:
                 source=r["source"],
                 sha256=r["sha256"],
                 n_bytes=int(r["n_bytes"]),
+                url=origin.get("url"),
+                licence=origin.get("licence"),
+                licence_file=origin.get("licence_file"),
             )
         )
     return rows

@@ -121,3 +121,17 @@ def iter_pdfs(deb: Path) -> Iterator[DebMember]:
             if handle is None:
                 continue
             yield DebMember(path=path, data=handle.read(), via_symlink=target is not member)
+
+
+def read_files(deb: Path, paths: Iterator[str] | list[str]) -> dict[str, bytes]:
+    """The bytes of each named regular file of ``deb`` that exists (normalised paths; links not followed)."""
+    wanted = {_normal(p) for p in paths}
+    out: dict[str, bytes] = {}
+    with _data_tar(deb) as tar:
+        for member in tar.getmembers():
+            path = _normal(member.name)
+            if path in wanted and member.isfile():
+                handle = tar.extractfile(member)
+                if handle is not None:
+                    out[path] = handle.read()
+    return out

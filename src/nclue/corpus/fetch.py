@@ -39,9 +39,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nclue.corpus.deb import iter_pdfs
+from nclue.corpus.deb import iter_pdfs, read_files
+from nclue.corpus.licences import licence_of, package_files
 from nclue.errors import NclueError
-from nclue.io import atomic_write_bytes, atomic_write_text, dumps_canonical, sha256_bytes, sha256_file, write_json
+from nclue.io import (
+    atomic_write_bytes,
+    atomic_write_text,
+    dumps_canonical,
+    iter_jsonl,
+    sha256_bytes,
+    sha256_file,
+    write_json,
+)
 
 RECIPES: dict[str, tuple[str, ...]] = {
     "debian-docs": ("texlive-science-doc", "texlive-humanities-doc", "r-doc-pdf"),
@@ -60,7 +69,7 @@ STATE_DIR = ".nclue"
 MANIFEST = "fetch-manifest.jsonl"
 DEFAULT_SUITE = "bookworm"
 PATH_PREFIXES = ("usr/share/doc/", "usr/share/")
-RECORD_VERSION = 2
+RECORD_VERSION = 3
 
 
 @dataclass
@@ -211,11 +220,15 @@ def extract_package(deb: Path, package: str, dest: Path, url: str | None = None)
     """Write every PDF of ``deb`` under ``dest/<package>/`` and return the package record.
 
     Each file row carries ``url`` = the ``.deb``'s URL + ``#`` + the path inside the
-    package (``None`` when the URL is unknown), so a release can cite where bytes came from.
+    package (``None`` when the URL is unknown), so a release can cite where bytes came from,
+    and the ``licence``, ``licence_rule`` and ``licence_file`` read from the package's own
+    copyright files (:mod:`nclue.corpus.licences`).
     """
     files = []
     n_symlinks = 0
+    notices = read_files(deb, package_files(package))
     for member in iter_pdfs(deb):
+        terms = licence_of(package, member.path, notices, url)
         rel = package_path(package, member.path)
         atomic_write_bytes(dest / rel, member.data)
         n_symlinks += member.via_symlink
@@ -226,6 +239,9 @@ def extract_package(deb: Path, package: str, dest: Path, url: str | None = None)
                 "n_bytes": len(member.data),
                 "package": package,
                 "url": f"{url}#{member.path}" if url else None,
+                "licence": terms.licence,
+                "licence_rule": terms.rule,
+                "licence_file": terms.licence_file,
             }
         )
     files.sort(key=lambda row: row["path"])
@@ -238,6 +254,14 @@ def extract_package(deb: Path, package: str, dest: Path, url: str | None = None)
         "n_symlinks": n_symlinks,
         "files": files,
     }
+
+
+def fetched_files(pdf_dir: str | os.PathLike[str] | None) -> dict[str, dict]:
+    """``{path: row}`` of ``PDF_DIR/fetch-manifest.jsonl`` (url, licence ... per PDF); ``{}`` when the
+    folder was not fetched by :func:`fetch_recipe` (then a release carries no URL or licence)."""
+    if pdf_dir is None or not (Path(pdf_dir) / MANIFEST).is_file():
+        return {}
+    return {row["path"]: row for _, row in iter_jsonl(Path(pdf_dir) / MANIFEST) if isinstance(row.get("path"), str)}
 
 
 def fetch_recipe(
