@@ -103,10 +103,15 @@ def normal(name: str) -> str:
 
 
 def extract(deb: Path, wanted: set[str]) -> dict[str, bytes]:
-    """``{path: bytes}`` of each wanted path of the package (links followed inside the archive)."""
+    """``{path: bytes}`` of each wanted path of the package (links followed inside the archive).
+
+    Files are read in archive order: a compressed tar stream seeks backwards only by
+    decompressing again from the start, so reading in any other order is quadratic.
+    """
     out = {}
     with data_tar(deb) as tar:
         entries = {normal(m.name): m for m in tar.getmembers()}
+        targets: dict[str, tarfile.TarInfo] = {}
         for path in wanted:
             current, member, depth = path, entries.get(path), 0
             while member is not None and (member.issym() or member.islnk()) and depth <= MAX_LINKS:
@@ -118,9 +123,11 @@ def extract(deb: Path, wanted: set[str]) -> dict[str, bytes]:
                 )
                 member, depth = entries.get(current), depth + 1
             if member is not None and member.isfile():
-                handle = tar.extractfile(member)
-                if handle is not None:
-                    out[path] = handle.read()
+                targets[path] = member
+        for path, member in sorted(targets.items(), key=lambda item: item[1].offset_data):
+            handle = tar.extractfile(member)
+            if handle is not None:
+                out[path] = handle.read()
     return out
 
 
