@@ -169,3 +169,36 @@ def test_corpus_rows_carry_url_and_licence_of_the_same_bytes(small_collection: P
     notice = (out / "NOTICE.md").read_text()
     assert "| lic-1 | 1 |" in notice and "Removal policy" in notice
     assert f"2 of {len(rows)} documents carry a URL" in notice
+
+
+@pytest.mark.slow
+def test_reference_rankings_are_rescored_by_the_standalone_verifier(
+    release: Path, small_collection: Path, tmp_path: Path, cli
+) -> None:
+    import shutil
+
+    from nclue.index.lexical import build_lexical_index
+
+    bench = tmp_path / "bench"
+    shutil.copytree(release, bench)
+    collection = tmp_path / "coll"
+    shutil.copytree(small_collection, collection)
+    build_lexical_index(collection)
+    runs = tmp_path / "runs"
+    ran = cli("run", bench, collection, "-s", "bm25.and", "-s", "bm25.cover", "-o", runs)
+    assert ran.exit_code == 0, ran.output
+    made = cli("bench", "reference", bench, runs / "bm25.and.jsonl", runs / "bm25.cover.jsonl", "-c", collection)
+    assert made.exit_code == 0, made.output
+    scores = json.loads((bench / "reference" / "scores.json").read_text())
+    assert set(scores) == {"bm25.and", "bm25.cover"}
+    models = json.loads((bench / "reference" / "models.json").read_text())
+    assert models["indexes"]["lexical"]["params"]["k1"] == 1.5
+    assert models["runs"]["bm25.cover"] == {"system": "bm25.cover", "backbones": ["bm25"]}
+    done = _run(bench / "verify_release.py", bench)
+    manifest = json.loads((bench / "MANIFEST.json").read_text())
+    assert done.returncode == 0, done.stdout
+    assert f"{4 * len(manifest['controls']) + 4} published number(s)" in done.stdout
+    scores["bm25.and"]["nclue@10"] += 0.5
+    (bench / "reference" / "scores.json").write_text(json.dumps(scores))
+    bad = _run(bench / "verify_release.py", bench)
+    assert bad.returncode == 1 and "bm25.and: reference/scores.json says nclue@10" in bad.stdout

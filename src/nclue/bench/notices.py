@@ -89,15 +89,21 @@ def notice_text(corpus: Sequence[CorpusDoc], name: str) -> str:
     return "\n".join(lines)
 
 
+def copy_scripts(out_dir: Path) -> list[Path]:
+    """Copy this nclue's :data:`SCRIPTS` into ``out_dir`` (verbatim); return their paths."""
+    package = resources.files("nclue.bench.standalone")
+    written = []
+    for script in SCRIPTS:
+        with resources.as_file(package / script) as source:
+            shutil.copyfile(source, out_dir / script)
+        written.append(out_dir / script)
+    return written
+
+
 def write_rebuild_kit(out_dir: str | Path, corpus: Sequence[CorpusDoc], name: str) -> list[Path]:
     """Copy the standalone scripts into ``out_dir`` and write ``NOTICE.md``; return the paths written."""
     out = Path(out_dir)
-    written = []
-    package = resources.files("nclue.bench.standalone")
-    for script in SCRIPTS:
-        with resources.as_file(package / script) as source:
-            shutil.copyfile(source, out / script)
-        written.append(out / script)
+    written = copy_scripts(out)
     atomic_write_text(out / NOTICE_FILE, notice_text(corpus, name))
     written.append(out / NOTICE_FILE)
     return written

@@ -87,15 +87,19 @@ def check_gate(root: Path, release: Release) -> list[str]:
 
 def control_scores(root: Path, release: Release | None = None) -> dict[str, dict[str, float]]:
     """n-Clue@10 and Gold Hit@10 of every run under ``controls/``, scored by :mod:`nclue.scoring`."""
+    paths = sorted((root / CONTROL_DIR).glob("*.jsonl")) if (root / CONTROL_DIR).is_dir() else []
+    return file_scores(root, paths, release)
+
+
+def file_scores(root: Path, paths: list[Path], release: Release | None = None) -> dict[str, dict[str, float]]:
+    """``{file stem: {"nclue@10", "gold_hit@10"}}`` of JSONL runs against the release at ``root``."""
     from nclue.scoring import Benchmark, load_run_matrix, score_runs, summarise
 
-    paths = sorted((root / CONTROL_DIR).glob("*.jsonl")) if (root / CONTROL_DIR).is_dir() else []
     if not paths:
         return {}
     bench = Benchmark.from_release(release or Release.open(root, require_qrels=True))
-    table = summarise(
-        score_runs(bench, [load_run_matrix(p, bench) for p in paths], k=10), metrics=("n_clue_score", "gold_hit")
-    )
+    runs = [load_run_matrix(p, bench, name=p.name.removesuffix(".jsonl")) for p in paths]
+    table = summarise(score_runs(bench, runs, k=10), metrics=("n_clue_score", "gold_hit"))
     return {
         name: {"nclue@10": round(float(v["n_clue_score"]), 4), "gold_hit@10": round(float(v["gold_hit"]), 4)}
         for name, v in table.items()

@@ -346,7 +346,29 @@ def export(
     )
 
 
+def reference(
+    directory: Path = typer.Argument(..., help="Release directory written by `nclue build`."),
+    runs: list[Path] = typer.Argument(..., help="JSONL run files whose scores you publish."),
+    collection: Path = typer.Option(..., "--collection", "-c", help="The collection the runs were made on."),
+) -> None:
+    """Ship reference rankings in a release: the runs, their scores and the models and indexes behind them.
+
+    Writes reference/<run>.jsonl.gz, reference/scores.json and reference/models.json (model weights
+    SHA-256, backend, window, BM25 parameters) and rewrites SHA256SUMS; the release's standard-library
+    verify_release.py then rescores every reference run.
+
+    Example: nclue bench reference ./bench runs/bm25.cover.jsonl runs/bm25.and.jsonl -c ./coll
+    """
+    from nclue.bench.reference import write_reference
+
+    scores = write_reference(directory, runs, collection)
+    for name, values in scores.items():
+        typer.echo(f"{name}: n-Clue@10 {values['nclue@10']:.1f}, Gold Hit@10 {values['gold_hit@10']:.1f}")
+    typer.echo(f"wrote {len(scores)} reference run(s) into {directory / 'reference'}; SHA256SUMS rewritten")
+
+
 bench_app.command("verify")(verify)
+bench_app.command("reference")(reference)
 bench_app.command("paraphrase")(paraphrase)
 bench_app.command("export")(export)
 

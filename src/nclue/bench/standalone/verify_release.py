@@ -7,8 +7,8 @@ Standard library only (Python >= 3.9).
 
 1. ``SHA256SUMS``: every listed file exists with its hash, and no other file is in the release
    (hidden files and ``__pycache__`` aside).
-2. Scores: each run under ``controls/`` (and ``reference/``, when the release ships reference
-   rankings) is scored here from ``qrels.jsonl`` with the definitions of the n-Clue supplement,
+2. Scores: each run under ``controls/`` (and ``reference/*.jsonl.gz``, when the release ships
+   reference rankings, ``nclue bench reference``) is scored here from ``qrels.jsonl`` with the definitions of the n-Clue supplement,
    and compared with every place the release publishes it: ``MANIFEST.json`` (``controls``, four
    decimals), the dataset card ``README.md`` (the controls table, one decimal) and
    ``reference/scores.json``.
@@ -27,6 +27,7 @@ Exit status 0 when everything matches, 1 otherwise (each mismatch listed).
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import re
@@ -46,7 +47,8 @@ def sha256_file(path: Path) -> str:
 
 def jsonl(path: Path) -> list[dict]:
     rows = []
-    with open(path, encoding="utf-8") as handle:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if line.strip():
                 try:
@@ -110,6 +112,11 @@ def score_run(path: Path, qids: list[str], gold: dict[str, set[str]], partial: d
     return {"nclue@10": round(100.0 * nclue / n, 4), "gold_hit@10": round(100.0 * hit / n, 4)}
 
 
+def run_name(path: Path) -> str:
+    """``controls/NAME.jsonl`` and ``reference/NAME.jsonl.gz`` → ``NAME``."""
+    return path.name.removesuffix(".gz").removesuffix(".jsonl")
+
+
 def card_scores(root: Path) -> dict[str, tuple[float, float]]:
     """The controls table of the dataset card: ``{run: (n-Clue@10, Gold Hit@10)}`` as printed."""
     card = root / "README.md"
@@ -136,13 +143,13 @@ def verify(root: Path) -> tuple[list[str], int]:
     reference = root / "reference" / "scores.json"
     ref_scores = json.loads(reference.read_text(encoding="utf-8")) if reference.is_file() else {}
     checked = 0
-    runs = sorted((root / "controls").glob("*.jsonl")) + sorted((root / "reference").glob("*.jsonl"))
-    names = {path.stem for path in runs}
+    runs = sorted((root / "controls").glob("*.jsonl")) + sorted((root / "reference").glob("*.jsonl.gz"))
+    names = {run_name(path) for path in runs}
     for name in sorted(set(published) | set(shown) | set(ref_scores)):
         if name not in names:
             problems.append(f"{name}: a published score without its run file")
     for path in runs:
-        name = path.stem
+        name = run_name(path)
         got = score_run(path, qids, gold, partial)
         for where, values, tolerance in (
             ("MANIFEST.json", published.get(name), 1e-4),
