@@ -160,3 +160,35 @@ def test_bad_input(tmp_path: Path, make_collection, cli) -> None:
         build(tiny, tmp_path / "b", BuildOptions(judge="oracle"))
     with pytest.raises(NclueError, match="not found"):
         verify(tmp_path / "absent")
+
+
+@pytest.mark.slow
+def test_single_page_partial_keeps_j061_candidates_and_reports_them(
+    small_collection: Path, tmp_path: Path, cli
+) -> None:
+    """--single-page partial: candidates with a one-page document survive, that document is a partial."""
+    counts = {}
+    for mode in ("drop", "partial"):
+        out = tmp_path / mode
+        result = cli("build", small_collection, "-o", out, *SMALL_FLAGS, "--queries", "400", "--single-page", mode)
+        assert result.exit_code == 0, result.output
+        manifest = json.loads((out / "MANIFEST.json").read_text())
+        assert manifest["parameters"]["compose"]["single_page"] == mode
+        counts[mode] = manifest["counts"]
+        problems, _, scores = verify(out)
+        assert problems == [], problems
+        assert scores["oracle.surface_form_count"]["nclue@10"] == 100.0
+        # independent re-derivation from the release files: one-page partial rows
+        queries = {q["qid"]: q["conditions"] for q in _rows(out / "queries.jsonl")}
+        pages = {(r["condition"], r["doc_id"]): set(r["pages"]) for r in _rows(out / "inventory.jsonl")}
+        one_page = [
+            r for r in _rows(out / "qrels.jsonl")
+            if all(pages.get((c, r["doc_id"])) for c in queries[r["qid"]])
+            and set.intersection(*(pages[(c, r["doc_id"])] for c in queries[r["qid"]]))
+        ]  # fmt: skip
+        assert all(r["label"] == "partial" for r in one_page)
+        assert counts[mode]["single_page_partials"] == len(one_page)
+        assert counts[mode]["queries_with_single_page_partial"] == len({r["qid"] for r in one_page})
+    assert counts["drop"]["single_page_partials"] == 0
+    assert counts["partial"]["single_page_partials"] > 0
+    assert counts["partial"]["candidates"] >= counts["drop"]["candidates"]

@@ -100,6 +100,11 @@ def _check_row(row: Judgment, conds: list[str], sets: list[list[int]], fail: Cal
     return int(single)
 
 
+def _single_page_partial(row: Judgment, sets: list[list[int]]) -> bool:
+    """A partial holding every condition on one page (kept by ``--single-page partial``, the J061 case)."""
+    return row.label == "partial" and all(sets) and any(all(p in s for s in sets) for p in sets[0])
+
+
 def validate_release(root: str | Path, release: Release | None = None, max_errors: int = 50) -> Validation:
     """Re-derive and check every label of the release at ``root`` (opened as ``release`` if given)."""
     base = Path(root)
@@ -119,6 +124,8 @@ def validate_release(root: str | Path, release: Release | None = None, max_error
 
     union_total = 0
     single_page_golds = 0
+    single_page_partials = 0
+    queries_with_single_page_partial = 0
     tables: dict[str, Counter[str]] = defaultdict(Counter)
     cond_use: Counter[str] = Counter()
     families: Counter[tuple[str, ...]] = Counter()
@@ -132,16 +139,20 @@ def validate_release(root: str | Path, release: Release | None = None, max_error
             fail(f"{qid}: qrels docs differ from the union of condition doc sets ({len(rows)} vs {len(union)})")
         golds = []
         partials = 0
+        one_page = 0
         for doc_id in union:
             row = rows.get(doc_id)
             if row is None:
                 continue
             sets = [inventory.get((c, doc_id), []) for c in conds]
             single_page_golds += _check_row(row, conds, sets, fail)
+            one_page += _single_page_partial(row, sets)
             if row.label == "gold":
                 golds.append(doc_id)
             else:
                 partials += 1
+        single_page_partials += one_page
+        queries_with_single_page_partial += one_page > 0
         if not golds:
             fail(f"{qid}: no gold document")
         if not partials:
@@ -173,6 +184,8 @@ def validate_release(root: str | Path, release: Release | None = None, max_error
         "gold_rows": sum(1 for r in rel.judgments if r.label == "gold"),
         "partial_rows": sum(1 for r in rel.judgments if r.label == "partial"),
         "single_page_solvable_golds": single_page_golds,
+        "single_page_partials": single_page_partials,
+        "queries_with_single_page_partial": queries_with_single_page_partial,
         "families": len(families),
         "conditions_used": len(cond_use),
     }

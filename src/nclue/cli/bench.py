@@ -26,6 +26,13 @@ class Conditions(str, Enum):
     sections = "sections"
 
 
+class SinglePage(str, Enum):
+    """What a document whose conditions all meet on one page does to its candidate (the J061 case)."""
+
+    drop = "drop"
+    partial = "partial"
+
+
 class Judge(str, Enum):
     """Who decides that a page establishes a condition (``docs/construction.md#judge-gates``)."""
 
@@ -71,6 +78,12 @@ def build(
         min=0,
         help="Most judged (document, condition) pairs of a query labelled absent while the document mentions the "
         "condition (a large number allows any).",
+    ),
+    single_page: SinglePage = typer.Option(
+        SinglePage(_COMPOSE.single_page),
+        "--single-page",
+        help="A document whose conditions all meet on one page: drop its candidate, or keep it as a partial "
+        "(the supplement's J061 decision; MANIFEST counts single_page_partials).",
     ),
     embed_threshold: float = typer.Option(
         _BUILD.embed_threshold, "--embed-threshold", min=-1.0, max=1.0, help="Cosine floor of the embedding gate."
@@ -162,6 +175,7 @@ def build(
             max_condition_reuse=max_condition_reuse,
             max_gold_reuse=max_gold_reuse,
             max_contested=max_contested,
+            single_page=single_page.value,
         ),
         embed_threshold=embed_threshold,
         gate_threshold=gate_threshold,
