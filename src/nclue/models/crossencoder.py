@@ -1,11 +1,18 @@
 """Passage scorers for reranking: a sentence-transformers ``CrossEncoder`` or a bi-encoder.
 
-Scorer tokens in system names (``rerank(BASE, SCORER, pool=100)``) are plain words, so a
-local model is named through the environment: ``NCLUE_MODEL_<TOKEN>`` (token upper-cased,
-``-`` → ``_``) holds its directory, e.g. ``NCLUE_MODEL_MINILM_CROSS=/models/ms-marco-MiniLM-L6``.
-``minilm`` is built in: the bundled all-MiniLM-L6-v2 bi-encoder. A directory whose
-``config.json`` declares a ``*ForSequenceClassification`` architecture is a
-cross-encoder; one with ``modules.json`` is a bi-encoder.
+A scorer in a system name (``rerank(BASE, SCORER, pool=100)``) is a word of the name grammar
+(``[A-Za-z0-9_+-]``, one optional ``:``), so it cannot hold a path; it names a model *key*:
+
+* ``cross:KEY`` — a cross-encoder, ``bi:KEY`` — a bi-encoder (the directory must be of that kind);
+* a plain ``KEY`` — the model ``KEY`` names, whichever kind it is (``minilm``, ``minilm-cross``).
+
+A key resolves to a local directory, first match wins: ``minilm`` / ``bundled`` — the bundled
+all-MiniLM-L6-v2 bi-encoder; the environment variable ``NCLUE_MODEL_<KEY>`` (key upper-cased,
+``-`` → ``_``), e.g. ``NCLUE_MODEL_MS_MARCO=/models/ms-marco-MiniLM-L6-v2``; the folder ``KEY`` of
+the models folder, ``$NCLUE_MODELS`` (default ``$NCLUE_CACHE/models``), e.g.
+``cross:ms-marco-MiniLM-L6-v2`` → ``$NCLUE_MODELS/ms-marco-MiniLM-L6-v2``. A directory whose
+``config.json`` declares a ``*ForSequenceClassification`` architecture is a cross-encoder; one
+with ``modules.json`` is a bi-encoder.
 
 Scores: cross-encoder — ``CrossEncoder.predict`` on ``(query, passage)`` pairs (the
 model's own activation); bi-encoder — cosine of the L2-normalised embeddings.
@@ -21,14 +28,23 @@ from pathlib import Path
 import numpy as np
 
 from nclue.errors import NclueError
-from nclue.models.identity import ModelIdentity, bundled_model_path, model_identity
+from nclue.models.identity import ModelIdentity, bundled_model_path, cache_dir, model_identity
 
 BUILTIN = "minilm"
+BUNDLED_KEYS: tuple[str, ...] = ("minilm", "bundled")
+KINDS: tuple[str, ...] = ("cross", "bi")
+MODELS_ENV = "NCLUE_MODELS"
 
 
 def scorer_env(token: str) -> str:
     """The environment variable that names the model directory of scorer ``token``."""
     return "NCLUE_MODEL_" + token.upper().replace("-", "_")
+
+
+def models_folder() -> Path:
+    """The folder whose sub-folders are model keys: ``$NCLUE_MODELS``, else nclue's model cache."""
+    value = os.environ.get(MODELS_ENV)
+    return Path(value) if value else cache_dir()
 
 
 def scorer_kind(model_dir: Path) -> str:
@@ -53,19 +69,43 @@ def scorer_kind(model_dir: Path) -> str:
     )
 
 
-def resolve_scorer(token: str) -> tuple[str, Path]:
-    """``(kind, model_dir)`` of a scorer token (see the module docstring)."""
-    if token == BUILTIN:
-        return "bi", bundled_model_path()
-    env = scorer_env(token)
+def model_path(key: str) -> Path:
+    """The local directory of model ``key`` (resolution order in the module docstring)."""
+    if key in BUNDLED_KEYS:
+        return bundled_model_path()
+    env = scorer_env(key)
     value = os.environ.get(env)
-    if not value:
+    if value:
+        return Path(value)
+    folder = models_folder() / key
+    if folder.is_dir():
+        return folder
+    raise NclueError(
+        f"unknown reranking scorer {key!r}: use {BUILTIN!r} (the bundled bi-encoder), set {env}=MODEL_DIR "
+        f"or put the model in {folder} (the models folder is ${MODELS_ENV}) — a local cross-encoder or "
+        "sentence-transformers model"
+    )
+
+
+def resolve_scorer(token: str) -> tuple[str, Path]:
+    """``(kind, model_dir)`` of a scorer token ``KEY``, ``cross:KEY`` or ``bi:KEY`` (see the module docstring)."""
+    want, sep, key = token.partition(":")
+    if not sep:
+        path = model_path(token)
+        return scorer_kind(path), path
+    if want not in KINDS:
         raise NclueError(
-            f"unknown reranking scorer {token!r}: use {BUILTIN!r} (the bundled bi-encoder) or set {env}=MODEL_DIR "
-            "to a local cross-encoder or sentence-transformers model"
+            f"reranking scorer {token!r}: {want + ':'!r} is not a scorer kind; write cross:KEY (a cross-encoder), "
+            "bi:KEY (a bi-encoder), llm or llm:MODEL (an LLM endpoint), or a plain model key"
         )
-    path = Path(value)
-    return scorer_kind(path), path
+    path = model_path(key)
+    kind = scorer_kind(path)
+    if kind != want:
+        raise NclueError(
+            f"reranking scorer {token!r}: {path} is a {'cross-encoder' if kind == 'cross' else 'bi-encoder'}, "
+            f"not a {'cross-encoder' if want == 'cross' else 'bi-encoder'}; write {kind}:{key}"
+        )
+    return kind, path
 
 
 class CrossEncoderScorer:

@@ -245,6 +245,9 @@ EXAMPLES: tuple[str, ...] = (  # what `did you mean` hints and --help offer
     "dense.decompose(distinct)",
     "rrf(bm25.and, bm25.decompose(distinct))",
     "rerank(bm25.joint, minilm-cross, pool=100)",
+    "rerank(bm25.joint, minilm, pool=100, pages=best)",
+    "rerank(bm25.decompose(distinct), cross:ms-marco-MiniLM-L6-v2, pool=100, pages=evidence)",
+    "rerank(bm25.joint, llm:gpt-4o-mini, pool=100, pages=best)",
 )
 
 
