@@ -192,3 +192,56 @@ def test_single_page_partial_keeps_j061_candidates_and_reports_them(
     assert counts["drop"]["single_page_partials"] == 0
     assert counts["partial"]["single_page_partials"] > 0
     assert counts["partial"]["candidates"] >= counts["drop"]["candidates"]
+
+
+@pytest.mark.slow
+def test_document_level_labels_have_no_pages_and_gold_is_every_condition(
+    small_collection: Path, tmp_path: Path, cli
+) -> None:
+    """--labels document (SourceShift's labels): gold iff g = n anywhere in the document, no page rule, no pages."""
+    out = tmp_path / "doc"
+    result = cli("build", small_collection, "-o", out, *SMALL_FLAGS, "--queries", "400", "--labels", "document")
+    assert result.exit_code == 0, result.output
+    problems, _, scores = verify(out)
+    assert problems == [], problems
+    queries = {q["qid"]: q["conditions"] for q in _rows(out / "queries.jsonl")}
+    pages = {(r["condition"], r["doc_id"]): set(r["pages"]) for r in _rows(out / "inventory.jsonl")}
+    rows = _rows(out / "qrels.jsonl")
+    assert rows and all("pages" not in r for r in rows)
+    for r in rows:
+        conds = queries[r["qid"]]
+        held = [pages.get((c, r["doc_id"]), set()) for c in conds]
+        assert r["grade"] == sum(1 for h in held if h)
+        assert r["label"] == ("gold" if all(held) else "partial")
+    assert scores["oracle.surface_and"]["nclue@10"] == 100.0
+    copy = tmp_path / "tampered"
+    shutil.copytree(out, copy)
+    lines = (copy / "qrels.jsonl").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if json.loads(line)["label"] == "gold")
+    row = json.loads(lines[at])
+    row["label"] = "partial"
+    lines[at] = json.dumps(row, sort_keys=True)
+    (copy / "qrels.jsonl").write_text("\n".join(lines) + "\n")
+    assert any("re-derived gold (document level)" in p for p in verify(copy)[0])
+
+
+def test_document_labels_ignore_the_page_rules() -> None:
+    """Hand-made case: d0 holds both conditions on page 1 only (page rule: candidate dropped), d1 on
+    pages 1 and 2 (gold either way), d2 one condition (partial), d3 both on one page (page rule: no
+    assignment, so partial-or-drop); at document level d0, d1 and d3 are gold, d2 partial."""
+    import numpy as np
+
+    from nclue.bench.compose import evaluate
+    from nclue.bench.inventory import Condition, Inventory
+
+    inv = Inventory(
+        doc_ids=["d0", "d1", "d2", "d3"],
+        n_pages=np.full(4, 5),
+        conditions=[Condition(name=f"c{i}", aliases=(f"c{i}",), key=(f"c{i}",), heading_df=1) for i in range(2)],
+        pages=[{0: (1,), 1: (1,), 2: (3,), 3: (2,)}, {0: (1,), 1: (2,), 3: (2,)}],
+    )
+    assert evaluate(inv, (0, 1), max_golds=10) is None  # d0 (and d3) are single-page solvable
+    item = evaluate(inv, (0, 1), max_golds=10, label_unit="document")
+    assert item is not None and item.labels == {0: "gold", 1: "gold", 2: "partial", 3: "gold"}
+    assert item.golds == (0, 1, 3) and item.assignments == {}
+    assert evaluate(inv, (0, 1), max_golds=2, label_unit="document") is None  # three golds > max_golds

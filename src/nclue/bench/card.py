@@ -146,6 +146,12 @@ def _reader_lines(reading: dict[str, Any]) -> list[str]:
     ]
 
 
+def _pages_text(row: dict) -> str:
+    """``cond: p.1,2; ...`` of a qrel row's evidence pages; document-level labels store none."""
+    pages = row.get("pages") or {}
+    return "; ".join(f"{c}: p.{','.join(map(str, p))}" for c, p in pages.items()) or "document-level label"
+
+
 def render_card(manifest: dict[str, Any], tables: dict[str, dict[str, int]], examples: list[dict[str, Any]]) -> str:
     """Markdown dataset card from the manifest, the validation tables and example queries."""
     counts = manifest["counts"]
@@ -192,8 +198,8 @@ def render_card(manifest: dict[str, Any], tables: dict[str, dict[str, int]], exa
     for ex in examples:
         gold = ex["gold"]
         sub = ex["subset"]
-        gold_pages = "; ".join(f"{c}: p.{','.join(map(str, p))}" for c, p in gold["pages"].items())
-        sub_pages = "; ".join(f"{c}: p.{','.join(map(str, p))}" for c, p in sub["pages"].items())
+        gold_pages = _pages_text(gold)
+        sub_pages = _pages_text(sub)
         lines.append(
             f"| {ex['qid']} | {ex['clean_v2']} | `{gold['doc_id']}` ({gold_pages}) | `{sub['doc_id']}` (g={sub['grade']}; {sub_pages}) |"
         )

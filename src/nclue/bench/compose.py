@@ -15,7 +15,8 @@ so the candidates are exactly those of all the draws, and once every set is draw
 at most ``max_golds`` golds (a *rare* conjunction); no document of the union is
 single-page solvable (``single_page="partial"``: such a document is kept as a partial, the
 supplement's J061 decision); every other document with ``g = n`` has a distinct-page assignment
-(so that ``g = n`` ⇔ gold for every kept query).
+(so that ``g = n`` ⇔ gold for every kept query). With ``label_unit="document"`` (SourceShift's
+document-level labels) gold is ``g = n`` and the two page rules do not apply.
 
 **Quality / diversity selection.** Candidates are ordered by quality
 ``q = −log(#gold) + mean_i log t(c_i)``, where the topicality ``t(c)`` is the share of the
@@ -39,7 +40,7 @@ from itertools import combinations
 
 import numpy as np
 
-from nclue.bench.construction_params import SINGLE_PAGE, ComposeParams
+from nclue.bench.construction_params import LABEL_UNITS, SINGLE_PAGE, ComposeParams
 from nclue.bench.inventory import Inventory
 from nclue.bench.matching import distinct_assignment, label, single_page_solvable
 from nclue.errors import NclueError
@@ -73,15 +74,19 @@ def evaluate(
     max_contested: int | None = None,
     single_page: str = "drop",
     docs: Collection[int] | None = None,
+    label_unit: str = "page",
 ) -> Item | None:
     """Build the item for a condition set, or ``None`` if it violates a validity rule.
 
     ``single_page="partial"`` keeps a document whose conditions all meet on one page as a partial
     (the supplement's J061 decision) instead of dropping the candidate; ``docs`` restricts the
-    judged documents (a reader-judged pool: the documents whose every condition was read).
+    judged documents (a reader-judged pool: the documents whose every condition was read);
+    ``label_unit="document"`` labels at document level (:func:`document_labels`).
     """
     if single_page not in SINGLE_PAGE:
         raise NclueError(f"single_page {single_page!r}: choose one of {', '.join(SINGLE_PAGE)}")
+    if label_unit not in LABEL_UNITS:
+        raise NclueError(f"labels {label_unit!r}: choose one of {', '.join(LABEL_UNITS)}")
     union: set[int] = set()
     for c in conditions:
         union.update(inventory.pages[c])
@@ -89,6 +94,8 @@ def evaluate(
         union &= set(docs)
     if max_contested is not None and contested_pairs(inventory, conditions, union) > max_contested:
         return None
+    if label_unit == "document":
+        return document_labels(inventory, conditions, union, max_golds)
     docs: dict[int, tuple[tuple[int, ...], ...]] = {}
     labels: dict[int, str] = {}
     assignments: dict[int, tuple[int, ...]] = {}
@@ -109,6 +116,18 @@ def evaluate(
             witness = distinct_assignment(sets)
             assert witness is not None
             assignments[d] = witness
+    return _item(inventory, conditions, docs, labels, assignments, max_golds)
+
+
+def _item(
+    inventory: Inventory,
+    conditions: tuple[int, ...],
+    docs: dict[int, tuple[tuple[int, ...], ...]],
+    labels: dict[int, str],
+    assignments: dict[int, tuple[int, ...]],
+    max_golds: int,
+) -> Item | None:
+    """The item, or ``None`` without a gold, without a partial or with more than ``max_golds`` golds."""
     golds = tuple(d for d, lab in labels.items() if lab == "gold")
     if not golds or len(golds) == len(labels) or len(golds) > max_golds:
         return None
@@ -116,8 +135,24 @@ def evaluate(
         len(inventory.pages[c]) / max(1, inventory.conditions[c].mention_df, len(inventory.pages[c]))
         for c in conditions
     ]
-    quality = -math.log(len(golds)) + sum(math.log(t) for t in topicality) / n
+    quality = -math.log(len(golds)) + sum(math.log(t) for t in topicality) / len(conditions)
     return Item(conditions=conditions, docs=docs, labels=labels, quality=quality, golds=golds, assignments=assignments)
+
+
+def document_labels(inventory: Inventory, conditions: tuple[int, ...], union: set[int], max_golds: int) -> Item | None:
+    """Document-level labels (SourceShift's): ``gold`` iff every condition is established somewhere in
+    the document (``g = n``), whatever the pages; ``partial`` for ``1 ≤ g < n``. No page rule applies:
+    neither the distinct-page assignment nor the single-page drop."""
+    n = len(conditions)
+    docs: dict[int, tuple[tuple[int, ...], ...]] = {}
+    labels: dict[int, str] = {}
+    for d in sorted(union):
+        sets = tuple(inventory.pages[c].get(d, ()) for c in conditions)
+        grade = sum(1 for s in sets if s)
+        if grade:
+            docs[d] = sets
+            labels[d] = "gold" if grade == n else "partial"
+    return _item(inventory, conditions, docs, labels, {}, max_golds)
 
 
 def _stems(inventory: Inventory, c: int) -> set[str]:
@@ -204,7 +239,9 @@ def generate(inventory: Inventory, params: ComposeParams, tick: Advance = lambda
             continue
         seen.add(key)
         quiet_from = attempt
-        item = evaluate(inventory, key, params.max_golds, params.max_contested, params.single_page)
+        item = evaluate(
+            inventory, key, params.max_golds, params.max_contested, params.single_page, label_unit=params.labels
+        )
         if item is not None:
             items.append(item)
     items.sort(key=lambda it: it.conditions)

@@ -10,11 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nclue.errors import require_seed
+from nclue.errors import NclueError, require_seed
 from nclue.types import DEFAULT_SEED
 
 JUDGES: tuple[str, ...] = ("offline", "embedding", "llm", "reader")
 SINGLE_PAGE: tuple[str, ...] = ("drop", "partial")
+LABEL_UNITS: tuple[str, ...] = ("page", "document")
+"""``page``: the distinct-page gold rule (``docs/labels.md#gold``); ``document``: gold iff every
+condition is established somewhere in the document (SourceShift's document-level labels)."""
 CONDITIONS: tuple[str, ...] = ("lexical", "sections")
 
 
@@ -52,9 +55,12 @@ class ComposeParams:
     attempts_per_query: int = 200
     max_contested: int | None = 0
     single_page: str = "drop"
+    labels: str = "page"
 
     def __post_init__(self) -> None:
         require_seed(self.seed, f"{type(self).__name__}.seed")
+        if self.labels not in LABEL_UNITS:
+            raise NclueError(f"labels {self.labels!r}: choose one of {', '.join(LABEL_UNITS)}")
 
 
 @dataclass(frozen=True)

@@ -382,7 +382,8 @@ def write_release(
     n_docs = len(store.doc_ids)
     _clear(out_dir)
     qids = [qid_of(i) for i in range(len(chosen))]
-    queries, qrels = _rows(inventory, chosen, qids)
+    document_level = options.compose.labels == "document"
+    queries, qrels = _rows(inventory, chosen, qids, document_level)
     fetched = fetched_files(collection_record(collection).get("pdf_dir"))
     release = Release.from_records(queries, qrels, _corpus_rows(store, fetched), root=out_dir)
     release.write(out_dir)
@@ -395,7 +396,7 @@ def write_release(
         write_jsonl(out_dir / "controls" / f"{name}.jsonl", rows)
         tick("controls", 1, None)
 
-    validation = validate_release(out_dir, release)
+    validation = validate_release(out_dir, release, label_unit=options.compose.labels)
     scores = control_scores(out_dir, release)
     manifest = {
         "name": options.name,
@@ -471,7 +472,10 @@ def _gate_with_counts(
     return {**record, "sources": rows, "mixed_source_queries": counts.get("mixed", 0)}
 
 
-def _rows(inventory: Inventory, chosen: list[Item], qids: list[str]) -> tuple[list[Query], list[Judgment]]:
+def _rows(
+    inventory: Inventory, chosen: list[Item], qids: list[str], document_level: bool = False
+) -> tuple[list[Query], list[Judgment]]:
+    """Query and qrel records; document-level labels carry no evidence pages (``inventory.jsonl`` keeps them)."""
     queries, qrels = [], []
     for qid, item in zip(qids, chosen):
         names = [inventory.conditions[c].name for c in item.conditions]
@@ -480,7 +484,9 @@ def _rows(inventory: Inventory, chosen: list[Item], qids: list[str]) -> tuple[li
         for d in sorted(item.docs, key=lambda d: inventory.doc_ids[d]):
             sets = item.docs[d]
             pages = {n: tuple(s) for n, s in zip(names, sets) if s}
-            qrels.append(Judgment(qid, inventory.doc_ids[d], len(pages), item.labels[d], pages))  # type: ignore[arg-type]
+            qrels.append(
+                Judgment(qid, inventory.doc_ids[d], len(pages), item.labels[d], None if document_level else pages)  # type: ignore[arg-type]
+            )
     return queries, qrels
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nclue.io import iter_jsonl
-from nclue.release import Release
+from nclue.release import Release, read_manifest
 from nclue.types import Judgment
 
 
@@ -83,13 +83,24 @@ def _read_inventory(base: Path) -> tuple[dict[tuple[str, str], list[int]], dict[
     return inventory, cond_docs
 
 
-def _check_row(row: Judgment, conds: list[str], sets: list[list[int]], fail: Callable[[str], None]) -> int:
+def _check_row(
+    row: Judgment, conds: list[str], sets: list[list[int]], fail: Callable[[str], None], document_level: bool = False
+) -> int:
     """Check one qrel row against the inventory's page sets of its query's conditions (grade,
-    evidence pages, label re-derived by brute force); 1 when it is a single-page-solvable gold."""
+    evidence pages, label re-derived by brute force); 1 when it is a single-page-solvable gold.
+
+    Document-level labels (``label_unit="document"``) carry no pages and are gold iff ``g = n``."""
     where = f"{row.qid}/{row.doc_id}"
     grade = sum(1 for s in sets if s)
     if row.grade != grade:
         fail(f"{where}: grade {row.grade} but clue count {grade}")
+    if document_level:
+        if row.pages:
+            fail(f"{where}: a document-level label with evidence pages")
+        expected = "gold" if grade == len(conds) else ("partial" if grade else None)
+        if row.label != expected:
+            fail(f"{where}: label {row.label} but re-derived {expected} (document level)")
+        return 0
     stored = {c: sorted(p) for c, p in (row.pages or {}).items() if p}
     if stored != {c: s for c, s in zip(conds, sets) if s}:
         fail(f"{where}: evidence pages differ from the inventory")
@@ -105,10 +116,19 @@ def _single_page_partial(row: Judgment, sets: list[list[int]]) -> bool:
     return row.label == "partial" and all(sets) and any(all(p in s for s in sets) for p in sets[0])
 
 
-def validate_release(root: str | Path, release: Release | None = None, max_errors: int = 50) -> Validation:
-    """Re-derive and check every label of the release at ``root`` (opened as ``release`` if given)."""
+def validate_release(
+    root: str | Path, release: Release | None = None, max_errors: int = 50, label_unit: str | None = None
+) -> Validation:
+    """Re-derive and check every label of the release at ``root`` (opened as ``release`` if given).
+
+    ``label_unit``: ``page`` or ``document`` (the build's ``--labels``); ``None`` reads it from
+    ``MANIFEST.json`` (``page`` when absent)."""
     base = Path(root)
     rel = release if release is not None else Release.open(base, require_qrels=True)
+    if label_unit is None:
+        manifest = read_manifest(base, required=False)
+        label_unit = manifest.get("parameters", {}).get("compose", {}).get("labels", "page")
+    document_level = label_unit == "document"
     result = Validation()
     inventory, cond_docs = _read_inventory(base)
     n_pages = {d.doc_id: d.n_pages or 0 for d in rel.corpus}
@@ -145,7 +165,7 @@ def validate_release(root: str | Path, release: Release | None = None, max_error
             if row is None:
                 continue
             sets = [inventory.get((c, doc_id), []) for c in conds]
-            single_page_golds += _check_row(row, conds, sets, fail)
+            single_page_golds += _check_row(row, conds, sets, fail, document_level)
             one_page += _single_page_partial(row, sets)
             if row.label == "gold":
                 golds.append(doc_id)

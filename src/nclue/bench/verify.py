@@ -9,7 +9,7 @@ extraction gate excluded (``MANIFEST.json`` ``gate``) is in ``corpus.jsonl`` or 
 (:mod:`nclue.bench.validate`) and scores the privileged controls with the scorer
 (:mod:`nclue.scoring`): ``oracle.surface_and`` (unless the release keeps single-page documents as partials,
 ``--single-page partial``) and ``oracle.surface_form_count`` must score 100 and
-``oracle.single_page_and`` 0 (``docs/construction.md#controls``).
+``oracle.single_page_and`` 0 (unless labels are document-level, ``--labels document``) (``docs/construction.md#controls``).
 """
 
 from __future__ import annotations
@@ -107,12 +107,6 @@ def file_scores(root: Path, paths: list[Path], release: Release | None = None) -
     }
 
 
-def _keeps_single_page_partials(root: Path) -> bool:
-    """True when the release was built with ``--single-page partial`` (``MANIFEST.json`` parameters)."""
-    manifest = read_manifest(root, required=False) or {}
-    return manifest.get("parameters", {}).get("compose", {}).get("single_page") == "partial"
-
-
 def verify(root: str | Path) -> tuple[list[str], Validation, dict[str, dict[str, float]]]:
     """Re-check hashes, re-derive labels and the control invariants; return (problems, validation, scores)."""
     base = Path(root)
@@ -127,8 +121,11 @@ def verify(root: str | Path) -> tuple[list[str], Validation, dict[str, dict[str,
     problems += validation.errors + check_gate(base, release)
     scores = control_scores(base, release)
     surface, single = scores.get("oracle.surface_and"), scores.get("oracle.single_page_and")
-    if _keeps_single_page_partials(base):
+    compose = (read_manifest(base, required=False) or {}).get("parameters", {}).get("compose", {})
+    if compose.get("single_page") == "partial":
         surface = None  # its one-page documents are partials there: 100 is not owed (oracle.surface_form_count is)
+    if compose.get("labels") == "document":
+        single = None  # a document holding every condition on one page is gold at document level
     if surface is not None and surface["nclue@10"] != 100.0:
         problems.append(f"controls/oracle.surface_and.jsonl scores {surface['nclue@10']}, not 100")
     count = scores.get("oracle.surface_form_count")

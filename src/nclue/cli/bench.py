@@ -33,6 +33,13 @@ class SinglePage(str, Enum):
     partial = "partial"
 
 
+class LabelUnit(str, Enum):
+    """What a gold must cover: distinct pages (the page-grounded rule) or the document (SourceShift)."""
+
+    page = "page"
+    document = "document"
+
+
 class Judge(str, Enum):
     """Who decides that a page establishes a condition (``docs/construction.md#judge-gates``)."""
 
@@ -78,6 +85,12 @@ def build(
         min=0,
         help="Most judged (document, condition) pairs of a query labelled absent while the document mentions the "
         "condition (a large number allows any).",
+    ),
+    labels: LabelUnit = typer.Option(
+        LabelUnit(_COMPOSE.labels),
+        "--labels",
+        help="page: gold = every condition on distinct pages (qrels carry evidence pages); document: gold = every "
+        "condition somewhere in the document, no pages stored (SourceShift's document-level labels).",
     ),
     single_page: SinglePage = typer.Option(
         SinglePage(_COMPOSE.single_page),
@@ -176,6 +189,7 @@ def build(
             max_gold_reuse=max_gold_reuse,
             max_contested=max_contested,
             single_page=single_page.value,
+            labels=labels.value,
         ),
         embed_threshold=embed_threshold,
         gate_threshold=gate_threshold,

@@ -63,6 +63,8 @@ def build_read_benchmark(
         raise NclueError(f"build_read_benchmark builds --judge reader releases, not {options.judge!r}")
     if options.conditions != "lexical":
         raise NclueError("--judge reader reads the lexical inventory's conditions; use --conditions lexical")
+    if options.compose.labels != "page":
+        raise NclueError("--judge reader labels the pages its readers quote; drop --labels document")
     store = PageStore.open(collection)
     if store.n_pages == 0:
         raise NclueError(f"{collection}: the collection has no pages; ingest PDFs first with `nclue ingest`")
