@@ -263,8 +263,9 @@ def tune(
     """
     from rich.console import Console
 
+    from nclue.matrix.bm25_tuning import tune_bm25_and
     from nclue.progress import progress_bars
-    from nclue.systems.tuning import TUNING_FILE, tune_bm25_and
+    from nclue.systems.tuning import TUNING_FILE
 
     with progress_bars(transient=True) as bar:
         record = tune_bm25_and(bench, collection, form=form.value, seed=seed, fraction=fraction, progress=bar)

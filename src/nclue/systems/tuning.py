@@ -14,7 +14,7 @@ recorded in full so that a reader can redo it:
 
 Rankings are those of ``bm25.and`` (documents containing every condition's analysed terms,
 ranked by document-level BM25 of the rendered query) with document weights recomputed at each
-pair by :class:`nclue.index.reweight.DocTermCounts`. :func:`tune_bm25_and` writes the record to
+pair by :class:`nclue.index.reweight.DocTermCounts`. :func:`nclue.matrix.bm25_tuning.tune_bm25_and` writes the record to
 ``COLLECTION/tuning/bm25.and_tuned.json``; the system reads it back and refuses to run when the
 collection's pages changed since (``pages_sha256``).
 """
@@ -24,17 +24,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from nclue.errors import NclueError
 from nclue.index.options import BM25Params
-from nclue.io import atomic_write_text, sha256_file
-from nclue.progress import Progress, quiet, stage_advance
-from nclue.release import Release
 
 GRID: dict[str, tuple[float, ...]] = {"k1": (0.3, 0.6, 0.9, 1.2, 1.5, 2.0, 3.0), "b": (0.0, 0.25, 0.5, 0.75, 1.0)}
 """The declared grid: 7 × 5 = 35 ``(k1, b)`` pairs."""
@@ -92,83 +87,6 @@ def tuning_split(qids: list[str], seed: int, fraction: float) -> tuple[tuple[str
 def grid_pairs(grid: dict[str, tuple[float, ...]]) -> list[tuple[float, float]]:
     """Every ``(k1, b)`` of ``grid``, ``k1`` then ``b`` ascending (the tie order)."""
     return [(float(k1), float(b)) for k1 in sorted(grid["k1"]) for b in sorted(grid["b"])]
-
-
-def tune_bm25_and(
-    release_dir: str | os.PathLike[str],
-    collection_dir: str | os.PathLike[str],
-    form: str = "raw",
-    seed: int = 0,
-    fraction: float = 0.5,
-    grid: dict[str, tuple[float, ...]] | None = None,
-    progress: Progress = quiet,
-) -> TuningRecord:
-    """Tune ``bm25.and`` on the release's tuning split, write the record into the collection, return it."""
-    from nclue.scoring import Benchmark, score_runs
-    from nclue.scoring.runs import from_records
-    from nclue.scoring.summary import summarise
-    from nclue.systems.lexical import DocLevelSystem, doc_term_counts
-    from nclue.systems.registry import Workspace
-    from nclue.systems.run import check_form, map_documents, run_system
-
-    grid = {key: tuple(float(v) for v in values) for key, values in (grid or GRID).items()}
-    if set(grid) != {"k1", "b"} or not all(grid.values()):
-        raise NclueError("a tuning grid names non-empty 'k1' and 'b' value lists")
-    release = Release.open(release_dir, require_qrels=True)
-    check_form(release.queries, form)
-    bench = Benchmark.from_release(release)
-    qids = [q.qid for q in release.queries]
-    tuning, heldout = tuning_split(qids, seed, fraction)
-    ws = Workspace(collection_dir)
-    backbone = ws.backbone("bm25")
-    counts = doc_term_counts(ws, backbone)
-    mapping = map_documents(release, ws)
-    base = backbone.index.params
-    pairs = grid_pairs(grid)
-    for k1, b in pairs:
-        BM25Params(k1=k1, b=b, method=base.method)  # refuses an out-of-range grid before any work
-    by_qid = {q.qid: q for q in release.queries}
-    masks = {
-        name: np.isin(np.array(bench.qids), np.array(part)) for name, part in (("tuning", tuning), ("heldout", heldout))
-    }
-
-    def objective(params: BM25Params, part: tuple[str, ...], mask: str) -> float:
-        system = DocLevelSystem("bm25.and_tuned", backbone, "and", params=params, counts=counts)
-        run, _ = run_system(system, [by_qid[q] for q in part], form, mapping, "bm25.and_tuned")
-        scores = score_runs(bench, [from_records(run, bench)], k=10)
-        return float(summarise(scores, masks[mask], ("n_clue_score",))["bm25.and_tuned"]["n_clue_score"])
-
-    tick = stage_advance(progress, "tuning bm25.and", len(pairs) + 2)
-    table = []
-    for k1, b in pairs:
-        table.append({"k1": k1, "b": b, "score": round(objective(replace(base, k1=k1, b=b), tuning, "tuning"), 4)})
-        tick(1)
-    best = max(table, key=lambda row: row["score"])  # max keeps the first of equal rows: grid order
-    chosen = {"k1": best["k1"], "b": best["b"]}
-    held_tuned = objective(replace(base, **chosen), heldout, "heldout")
-    tick(1)
-    held_default = objective(base, heldout, "heldout")
-    tick(1)
-    record = TuningRecord(
-        release=str(Path(release_dir)),
-        qrels_sha256=sha256_file(release.files["qrels"]),
-        pages_sha256=ws.store.fingerprint,
-        form=form,
-        seed=seed,
-        fraction=fraction,
-        tuning_qids=tuning,
-        heldout_qids=heldout,
-        grid=grid,
-        method=base.method,
-        table=tuple(table),
-        chosen=chosen,
-        default={"k1": base.k1, "b": base.b},
-        heldout={"tuned": round(held_tuned, 4), "default": round(held_default, 4), "queries": len(heldout)},
-    )
-    path = Path(collection_dir) / TUNING_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, record.to_json())
-    return record
 
 
 def read_tuning(collection_dir: str | os.PathLike[str], pages_sha256: str) -> TuningRecord:
