@@ -331,7 +331,9 @@ def audited_qrels(bench: Path, audit: Path | None) -> tuple[Path | None, str]:
     """The committed audit's repaired qrels when the audit belongs to this release, and a sentence saying which.
 
     An audit belongs to the release whose ``queries.jsonl``, ``qrels.jsonl`` and ``corpus.jsonl``
-    have the SHA-256 its ``audit.json`` records; a rebuild that changed any label does not get
+    have the SHA-256 its ``audit.json`` records — the corpus either as a file or as its documents
+    (:meth:`nclue.release.Release.corpus_documents_sha256`: an audit made before the corpus rows
+    carried their URL and licence still belongs); a rebuild that changed any label does not get
     another release's repairs.
     """
     import json
@@ -344,12 +346,18 @@ def audited_qrels(bench: Path, audit: Path | None) -> tuple[Path | None, str]:
     if not record.is_file() or not repaired:
         return None, f"{audit}: no audit with a repaired qrels version (audit.json, qrels.vN.jsonl)"
     audited = json.loads(record.read_text(encoding="utf-8")).get("bench_files", {})
-    built = Release.open(bench, require_qrels=True).hashes
-    if any(audited.get(name) != built.get(name) for name in (QUERIES_FILE, QRELS_FILE, CORPUS_FILE)):
+    release = Release.open(bench, require_qrels=True)
+    built = dict(release.hashes)
+    if audited.get(CORPUS_FILE) == release.corpus_documents_sha256:
+        built[CORPUS_FILE] = audited[CORPUS_FILE]  # the same documents; only where they are published was added
+    differ = [name for name in (QUERIES_FILE, QRELS_FILE, CORPUS_FILE) if audited.get(name) != built.get(name)]
+    if differ:
+        detail = "; ".join(
+            f"{name}: audited {str(audited.get(name))[:12]}…, built {str(built.get(name))[:12]}…" for name in differ
+        )
         return None, (
-            f"the committed audit {audit} belongs to the release with qrels {str(audited.get(QRELS_FILE))[:12]}…; "
-            f"this build's qrels are {str(built.get(QRELS_FILE))[:12]}…, so the report uses the release's own "
-            "labels only"
+            f"the committed audit {audit} belongs to another release ({detail}), so the report uses the "
+            "release's own labels only"
         )
     return repaired[-1], f"the committed audit {audit} belongs to this release: the report adds {repaired[-1].name}"
 

@@ -33,6 +33,7 @@ the distinct-page rule of ``docs/labels.md``). Grade-0 rows are dropped: zero is
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -43,6 +44,7 @@ from typing import Any
 from nclue.errors import NclueError, where
 from nclue.io import (
     atomic_write_text,
+    dumps_canonical,
     iter_jsonl,
     iter_text_lines,
     read_json_object,
@@ -65,6 +67,9 @@ PARAPHRASE = "paraphrase"
 BEIR_QRELS = Path("qrels") / "test.tsv"
 MAX_PAGE = 2**31 - 1
 LABELS = ("gold", "partial")
+DISTRIBUTION_FIELDS = ("url", "licence", "licence_file")
+"""Corpus fields that say where a document's bytes are published and under what terms; they do not
+change what a document is, so :meth:`Release.corpus_documents_sha256` leaves them out."""
 
 
 @dataclass(frozen=True)
@@ -204,6 +209,19 @@ class Release:
             key = path.relative_to(self.root).as_posix() if self.root and path.is_relative_to(self.root) else str(path)
             out[key] = sha256_file(path)
         return out
+
+    @cached_property
+    def corpus_documents_sha256(self) -> str | None:
+        """SHA-256 of ``corpus.jsonl`` as :meth:`write` would write it without :data:`DISTRIBUTION_FIELDS`.
+
+        Equal for two releases whose documents are the same (ids, files, hashes, page counts) even
+        when one also records where the bytes are published; ``None`` without corpus rows.
+        """
+        if not self.corpus:
+            return None
+        rows = ({k: v for k, v in d.to_json().items() if k not in DISTRIBUTION_FIELDS} for d in self.corpus)
+        text = "".join(dumps_canonical(row) + "\n" for row in rows)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def problems(self) -> list[str]:
         """Cheap invariants a scorer relies on, as readable sentences (empty = none).
