@@ -70,11 +70,29 @@ def index(
         Backend(_DENSE.backend), "--dense-backend", help="Encoder backend (torch-bf16: the fast default)."
     ),
     dense_window: int | None = typer.Option(
-        None, "--dense-window", min=8, help="Chunk window in tokens (default: model max - 2)."
+        None,
+        "--dense-window",
+        min=8,
+        help="Chunk window in tokens, prompt excluded (default and maximum: model max - 2 - passage prompt tokens).",
     ),
     dense_overlap: int = typer.Option(_DENSE.overlap, "--dense-overlap", min=0, help="Chunk overlap in tokens."),
     dense_max_chunks: int | None = typer.Option(
         None, "--dense-max-chunks", min=1, help="Keep only each page's first N chunks (default: the whole page)."
+    ),
+    dense_span_pages: bool = typer.Option(
+        False,
+        "--dense-span-pages",
+        help="Windows over each document's joined pages (chunks may span pages; a page scores by every chunk covering it).",
+    ),
+    dense_query_prompt: str | None = typer.Option(
+        None,
+        "--dense-query-prompt",
+        help="Text prepended to queries (default: the model's config_sentence_transformers.json prompts; '' = none).",
+    ),
+    dense_passage_prompt: str | None = typer.Option(
+        None,
+        "--dense-passage-prompt",
+        help="Text prepended to every chunk (default: the model's document/passage prompt; '' = none).",
     ),
     dense_batch_size: int = typer.Option(_DENSE.batch_size, "--dense-batch-size", min=1, help="Encoder batch size."),
     dense_workers: int | None = typer.Option(
@@ -115,6 +133,12 @@ def index(
 
     Example: nclue index ./coll --dense ./models/e5-base --add-dense   (a second dense index: dense:e5.joint(ptop3))
 
+    Example: nclue index ./coll --dense ./models/bge-m3 --dense-window 3072 --dense-overlap 256 --dense-span-pages
+
+    Prompts: a model's config_sentence_transformers.json "prompts" are applied (E5: "query: " / "passage: ");
+    --dense-query-prompt / --dense-passage-prompt override them ('' = none). Prompts and --dense-span-pages
+    name the index (dense:span), so an index built otherwise is never reused.
+
     A collection holds one dense index unless asked: a dense index built with another model or
     backend replaces the old one (and its token index) unless --add-dense keeps both; the one
     built last is what plain dense, struct, maxsim and coverage evidence read.
@@ -137,6 +161,9 @@ def index(
         window=dense_window,
         overlap=dense_overlap,
         max_chunks_per_page=dense_max_chunks,
+        query_prompt=dense_query_prompt,
+        passage_prompt=dense_passage_prompt,
+        span_pages=dense_span_pages,
         dtype=dense_dtype.value,
         token_bits=int(token_bits.value),
         batch_size=dense_batch_size,

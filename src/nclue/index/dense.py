@@ -3,9 +3,21 @@
 ``COLLECTION/index/dense/<model-key>-<backend>/`` holds
 
 * ``manifest.json`` — model name and SHA-256 of its files, model path, backend, window,
-  overlap, dimension, dtype, counts, SHA-256 of ``pages.parquet``, ``complete`` flag;
-* ``chunks.npz`` — ``page`` (page row of each chunk), ``start``/``end`` (character span);
+  overlap, dimension, dtype, counts, SHA-256 of ``pages.parquet``, ``complete`` flag; and, only
+  when set, ``prompts`` (``{"query", "passage"}``) and ``span_pages: true``;
+* ``chunks.npz`` — ``page`` (page row of each chunk), ``start``/``end`` (character span); for
+  page-spanning chunks also ``cover_offsets``/``cover_pages`` (the pages each chunk covers,
+  :mod:`nclue.models.chunking`);
 * ``vectors.npy`` — ``(n_chunks, dim)`` L2-normalised float32 (or float16) embeddings.
+
+Prompts and spanning name the index: with either, the folder is
+``<model-name>-p<8 hex of the prompts>-span-<sha12>-<backend>`` (each tag only when it applies),
+so an index built with other prompts or chunking is never reused, and ``dense:span`` picks it.
+The passage prompt is prepended to every chunk text (:meth:`~nclue.models.chunking.Chunks.texts`,
+so token passes encode the same texts); the query prompt to every query
+(:meth:`DenseIndex.load_encoder`). The window (tokens per chunk, prompt excluded) is at most
+:func:`window_limit` — the model's ``max_seq_length`` less two special tokens and the passage
+prompt's tokens; a larger ``window`` is refused, not truncated.
 
 Building is resumable: chunks are embedded in shards of ``shard_size`` chunks written
 atomically to ``shards/``; a rerun with the same model and settings skips finished
@@ -28,7 +40,9 @@ sits on the document side only).
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import os
 import re
 import shutil
@@ -49,7 +63,7 @@ from nclue.index.options import DenseOptions
 from nclue.index.token_codec import require_bits
 from nclue.index.tokens import TokenShards, token_dir, token_settings, tokens_pass
 from nclue.io import atomic_write_bytes, exclusive_lock, writable_dir, write_json
-from nclue.models.chunking import Chunks, chunk_pages
+from nclue.models.chunking import Chunks, chunk_documents, chunk_pages
 from nclue.models.encoder import (
     DEFAULT_BATCH_SIZE,
     QUERY_BACKEND,
@@ -57,9 +71,10 @@ from nclue.models.encoder import (
     load_encoder,
     load_tokenizer,
     resolve_model_path,
+    with_prompt,
 )
-from nclue.models.identity import model_identity
-from nclue.models.st_layout import read_layout
+from nclue.models.identity import ModelIdentity, model_identity
+from nclue.models.st_layout import Prompts, read_layout, resolve_prompts
 from nclue.progress import Progress, quiet, stage_advance
 
 FORMAT_VERSION = 1
@@ -67,6 +82,10 @@ MANIFEST = "manifest.json"
 CHUNKS = "chunks.npz"
 VECTORS = "vectors.npy"
 SHARDS = "shards"
+SPECIAL_TOKENS = 2
+"""Room left in the model's ``max_seq_length`` for ``[CLS]``/``[SEP]`` (or ``<s>``/``</s>``)."""
+OPTIONAL_SETTINGS = ("prompts", "span_pages")
+"""Manifest settings written only when set (an index without them has the pre-prompt manifest)."""
 
 
 def dense_root(collection_dir: str | os.PathLike[str]) -> Path:
@@ -94,8 +113,6 @@ def _save_npz(path: Path, **arrays: np.ndarray) -> None:
 
 def read_manifest(directory: Path) -> dict[str, Any] | None:
     """A dense index directory's ``manifest.json`` (``None`` when absent; unreadable → NclueError)."""
-    import json
-
     path = directory / MANIFEST
     if not path.is_file():
         return None
@@ -129,6 +146,11 @@ class DenseIndex:
         """Model directory recorded at build time."""
         return Path(self.manifest["model_path"])
 
+    @property
+    def prompts(self) -> Prompts:
+        """The query and passage prompts the index was built with (both empty when none)."""
+        return Prompts.from_json(self.manifest.get("prompts"))
+
     def check_model(self, model_path: str | os.PathLike[str] | None = None) -> None:
         """Raise unless ``model_path`` (default: the recorded one) holds the model that made the vectors."""
         check_same_model(self, self.model_path if model_path is None else model_path)
@@ -141,7 +163,9 @@ class DenseIndex:
     ) -> Encoder:
         """The query encoder (``queries``) or the encoder that made the vectors: same model files
         (checked by SHA-256); the backend is the vectors' own, except that queries of a bfloat16
-        index are encoded by the exact fp32 graph (:data:`~nclue.models.encoder.QUERY_BACKEND`)."""
+        index are encoded by the exact fp32 graph (:data:`~nclue.models.encoder.QUERY_BACKEND`).
+        The query encoder prepends the index's query prompt; the other one adds nothing (the passage
+        prompt is part of :meth:`~nclue.models.chunking.Chunks.texts`)."""
         path = Path(model_path) if model_path is not None else self.model_path
         if not path.is_dir():
             raise NclueError(
@@ -150,8 +174,10 @@ class DenseIndex:
                 f"`{build_command(self.directory.parents[2])}`"
             )
         self.check_model(path)
-        backend = QUERY_BACKEND.get(self.backend, self.backend) if queries else self.backend
-        return load_encoder(path, backend=backend, batch_size=batch_size)
+        if not queries:
+            return load_encoder(path, backend=self.backend, batch_size=batch_size)
+        encoder = load_encoder(path, backend=QUERY_BACKEND.get(self.backend, self.backend), batch_size=batch_size)
+        return with_prompt(encoder, self.prompts.query)
 
 
 def check_same_model(index: DenseIndex, model_path: str | os.PathLike[str]) -> None:
@@ -176,27 +202,63 @@ def dense_settings(
     field changed by keyword, as for :func:`build_dense_index`) build: the fields an existing index
     must match to be resumed or reused."""
     options = (options or DenseOptions()).with_settings(**settings)
-    backend, window, overlap, dtype = options.backend, options.window, options.overlap, options.dtype
-    max_chunks_per_page, shard_size = options.max_chunks_per_page, options.shard_size
     path = resolve_model_path(options.model_path).resolve()
-    layout = read_layout(path)
+    prompts = resolve_prompts(path, options.query_prompt, options.passage_prompt)  # checks the folder first
     identity = model_identity(path)
     pages = store if store is not None else PageStore.open(collection_dir)
+    optional = {"prompts": prompts.to_json(), "span_pages": True if options.span_pages else None}
     return {
-        "key": f"{identity.key}-{backend}",
+        "key": index_key(identity, options.backend, prompts, options.span_pages),
         "settings": {
             "format": FORMAT_VERSION,
             "model": identity.to_json(),
-            "backend": backend,
-            "window": int(window) if window is not None else max(1, layout.max_seq_length - 2),
-            "overlap": int(overlap),
-            "dtype": dtype,
-            "shard_size": int(shard_size),
+            "backend": options.backend,
+            "window": checked_window(path, options.window, prompts.passage),
+            "overlap": int(options.overlap),
+            "dtype": options.dtype,
+            "shard_size": int(options.shard_size),
             "pages_sha256": pages.fingerprint,
             "n_pages": int(pages.n_pages),
-            "max_chunks_per_page": max_chunks_per_page,
+            "max_chunks_per_page": options.max_chunks_per_page,
+            **{k: v for k, v in optional.items() if v is not None},
         },
     }
+
+
+def index_key(identity: ModelIdentity, backend: str, prompts: Prompts, span_pages: bool) -> str:
+    """Folder name of a dense index: ``<model-key>-<backend>``, with ``p<8 hex>`` (digest of the
+    prompts) and ``span`` between the model name and its SHA-256 prefix when they apply."""
+    record = prompts.to_json()
+    tags = [f"p{hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()[:8]}"] if record else []
+    tags += ["span"] if span_pages else []
+    name, sha = identity.key.rsplit("-", 1)
+    return "-".join([name, *tags, sha, backend])
+
+
+def window_limit(model_path: str | os.PathLike[str], passage_prompt: str = "") -> int:
+    """Most tokens a chunk may hold: ``max_seq_length − 2`` (special tokens) less the passage prompt's tokens."""
+    layout = read_layout(model_path)
+    tokenizer = load_tokenizer(model_path) if passage_prompt else None
+    prompt_tokens = len(tokenizer.encode(passage_prompt, add_special_tokens=False).ids) if tokenizer else 0
+    return max(1, layout.max_seq_length - SPECIAL_TOKENS - prompt_tokens)
+
+
+def checked_window(model_path: str | os.PathLike[str], window: int | None, passage_prompt: str = "") -> int:
+    """``window``, or :func:`window_limit` when ``None``; a window above the limit is refused (the
+    encoder would silently cut every chunk's tail)."""
+    limit = window_limit(model_path, passage_prompt)
+    if window is None:
+        return limit
+    if int(window) > limit:
+        layout = read_layout(model_path)
+        prompt = f" less the passage prompt {passage_prompt!r}" if passage_prompt else ""
+        raise NclueError(
+            f"--dense-window {window} exceeds what {model_path} takes: max_seq_length {layout.max_seq_length} "
+            f"({layout.transformer_dir / 'sentence_bert_config.json'}) less {SPECIAL_TOKENS} special tokens{prompt} "
+            f"leaves {limit} tokens per chunk; pass --dense-window {limit} or less, or a model with a longer "
+            "max_seq_length"
+        )
+    return int(window)
 
 
 def build_dense_index(
@@ -261,18 +323,17 @@ def _build(
     """:func:`build_dense_index` while holding the collection's lock (tokens in the same pass
     when ``tokens`` and the dense vectors are not finished yet)."""
     path, backend, batch_size, dtype = Path(options.model_path), options.backend, options.batch_size, options.dtype
-    shard_size, win = options.shard_size, int(settings["window"])
+    shard_size = options.shard_size
     token_bits = options.token_bits if tokens else None
     if rebuild and directory.exists():
         shutil.rmtree(directory)
     if _finished(directory, settings):
         return directory
-    tokenizer = load_tokenizer(path)
     texts = store.texts
-    chunks = chunk_pages(texts, tokenizer, win, int(settings["overlap"]), max_chunks=options.max_chunks_per_page)
+    chunks = make_chunks(store, options, settings)
     manifest = {**settings, "model_path": str(path), "n_chunks": len(chunks), "complete": False}
     directory.mkdir(parents=True, exist_ok=True)
-    _save_npz(directory / CHUNKS, page=chunks.page, start=chunks.start, end=chunks.end)
+    _save_npz(directory / CHUNKS, **chunks.arrays())
     write_json(directory / MANIFEST, manifest)
     shard_dir = directory / SHARDS
     shard_dir.mkdir(exist_ok=True)
@@ -319,12 +380,25 @@ def _build(
     return directory
 
 
+def make_chunks(store: PageStore, options: DenseOptions, settings: dict[str, Any]) -> Chunks:
+    """The chunks an index with ``settings`` encodes: per-page windows, or windows over each document's
+    joined pages (``span_pages``), carrying the passage prompt."""
+    tokenizer = load_tokenizer(Path(options.model_path))
+    window, overlap = int(settings["window"]), int(settings["overlap"])
+    if settings.get("span_pages"):
+        chunks = chunk_documents(store.texts, store.doc_offsets, tokenizer, window, overlap)
+    else:
+        chunks = chunk_pages(store.texts, tokenizer, window, overlap, max_chunks=options.max_chunks_per_page)
+    return replace(chunks, prompt=Prompts.from_json(settings.get("prompts")).passage)
+
+
 def _finished(directory: Path, settings: dict[str, Any]) -> bool:
     """Whether ``directory`` holds a finished index with ``settings`` (refused when it holds another's)."""
     existing = read_manifest(directory)
     if existing is None:
         return False
-    differs = {k: (existing.get(k), v) for k, v in settings.items() if existing.get(k) != v}
+    names = list(settings) + [k for k in OPTIONAL_SETTINGS if k not in settings]
+    differs = {k: (existing.get(k), settings.get(k)) for k in names if existing.get(k) != settings.get(k)}
     if differs:
         detail = "; ".join(f"{k}: index has {a!r}, asked {b!r}" for k, (a, b) in sorted(differs.items()))
         raise NclueError(
@@ -510,7 +584,9 @@ def open_index_dir(collection_dir: str | os.PathLike[str], directory: str | os.P
     check(directory, manifest.get("files") or {}, rebuild)
     try:
         with np.load(directory / CHUNKS) as data:
-            chunks = Chunks(page=data["page"], start=data["start"], end=data["end"])
+            spanning = {k: data[k] for k in ("cover_offsets", "cover_pages") if k in data.files}
+            chunks = Chunks(page=data["page"], start=data["start"], end=data["end"], **spanning)
+        chunks = replace(chunks, prompt=Prompts.from_json(manifest.get("prompts")).passage)
         vectors = np.load(directory / VECTORS, mmap_mode="r")
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
         raise NclueError(f"{directory}: cannot load the vectors ({type(exc).__name__}: {exc}); {rebuild}") from None

@@ -55,11 +55,15 @@ class DenseOptions:
 
     Index settings: ``model_path`` (a sentence-transformers directory; ``None`` = the bundled
     all-MiniLM-L6-v2), ``backend`` (:data:`nclue.models.encoder.BACKENDS`), ``window`` (tokens per
-    chunk; ``None`` = the model's ``max_seq_length − 2``), ``overlap``, ``max_chunks_per_page`` (keep
-    each page's first windows only; ``None`` = whole pages), ``dtype`` of the stored vectors,
-    ``shard_size``, ``token_bits`` of a token index built in the same pass. How the pass runs (same
-    vectors whatever they are): ``batch_size``, ``threads`` of one in-process encoder, ``workers``
-    encoder processes (``None``: :func:`nclue.index.encoding.plan_processes`).
+    chunk, prompt excluded; ``None`` = the model's ``max_seq_length − 2`` less the passage prompt's
+    tokens, and a larger one is refused), ``overlap``, ``max_chunks_per_page`` (keep each page's
+    first windows only; ``None`` = whole pages), ``dtype`` of the stored vectors, ``shard_size``,
+    ``token_bits`` of a token index built in the same pass, ``query_prompt`` / ``passage_prompt``
+    (``None`` = the model's own, :func:`nclue.models.st_layout.resolve_prompts`; ``""`` = none),
+    ``span_pages`` (windows over each document's joined pages instead of each page,
+    :func:`nclue.models.chunking.chunk_documents`). How the pass runs (same vectors whatever they
+    are): ``batch_size``, ``threads`` of one in-process encoder, ``workers`` encoder processes
+    (``None``: :func:`nclue.index.encoding.plan_processes`).
     """
 
     model_path: str | os.PathLike[str] | None = None
@@ -73,6 +77,9 @@ class DenseOptions:
     batch_size: int = DEFAULT_BATCH_SIZE
     threads: int | None = None
     workers: int | None = None
+    query_prompt: str | None = None
+    passage_prompt: str | None = None
+    span_pages: bool = False
 
     def checked(self) -> DenseOptions:
         """``self`` when every value is usable; else one error naming the setting and what it accepts."""
@@ -82,6 +89,11 @@ class DenseOptions:
             raise NclueError(f"vector dtype must be float32 or float16, got {self.dtype!r}")
         if self.shard_size < 1:
             raise NclueError(f"shard size must be positive, got {self.shard_size}")
+        if self.span_pages and self.max_chunks_per_page is not None:
+            raise NclueError(
+                "--dense-span-pages windows run over whole documents, so --dense-max-chunks (a per-page cap) "
+                "does not apply; drop one of the two"
+            )
         return self
 
     def with_settings(self, **settings: Any) -> DenseOptions:

@@ -8,6 +8,18 @@ page text, so re-tokenising it gives (up to word-piece boundary effects) the sam
 tokens. A window that would start inside a word (a word-piece continuation) starts at
 that word's first piece instead, so chunks never begin with half a word. The default ``window`` is the model's ``max_seq_length − 2`` (room for
 ``[CLS]``/``[SEP]``). Pages without tokens produce no chunk.
+
+**Page-spanning chunks** (:func:`chunk_documents`): a document's pages are joined with
+:data:`PAGE_SEPARATOR` into one text and the same windows run over the whole document, so a
+chunk may start on one page and end on a later one (never in another document). Each token
+belongs to the page holding its last character; a chunk *covers* the pages of its tokens
+(``cover_pages[cover_offsets[i]:cover_offsets[i+1]]``, ascending), so a page without tokens is
+never covered. ``page`` is the chunk's first covered page, ``start`` a character offset in that
+page, ``end`` one in its last covered page. A page's score is the best over the chunks that
+cover it (:meth:`Chunks.page_groups`).
+
+A chunk's encoded text is ``prompt +`` its span (:meth:`Chunks.texts`): the passage prompt
+of the index (:func:`nclue.models.st_layout.resolve_prompts`), empty by default.
 """
 
 from __future__ import annotations
@@ -19,22 +31,92 @@ import numpy as np
 
 from nclue.errors import NclueError
 
+PAGE_SEPARATOR = "\n"
+"""What joins consecutive pages of a document into the text that page-spanning windows cut."""
+
 
 @dataclass(frozen=True)
 class Chunks:
-    """Chunk → page row map and character spans, in page order (``page`` is non-decreasing)."""
+    """Chunk → page row map and character spans, in page order (``page`` is non-decreasing).
+
+    Per-page chunks have ``cover_offsets``/``cover_pages`` ``None`` (chunk ``i`` covers page
+    ``page[i]`` only); page-spanning chunks carry them (module docstring). ``prompt`` is prepended
+    to every chunk text.
+    """
 
     page: np.ndarray
     start: np.ndarray
     end: np.ndarray
+    cover_offsets: np.ndarray | None = None
+    cover_pages: np.ndarray | None = None
+    prompt: str = ""
 
     def __len__(self) -> int:
         return int(len(self.page))
 
+    @property
+    def spanning(self) -> bool:
+        """Whether chunks may cover several pages (built by :func:`chunk_documents`)."""
+        return self.cover_pages is not None
+
+    def last_page(self, i: int) -> int:
+        """Page row holding chunk ``i``'s last token (where ``end`` is measured)."""
+        if self.cover_pages is None or self.cover_offsets is None:
+            return int(self.page[i])
+        return int(self.cover_pages[int(self.cover_offsets[i + 1]) - 1])
+
+    def span(self, page_texts: Sequence[str], i: int) -> str:
+        """Chunk ``i``'s text without the prompt: its first page from ``start``, the pages between,
+        its last page up to ``end``, joined by :data:`PAGE_SEPARATOR`."""
+        first, last = int(self.page[i]), self.last_page(i)
+        if first == last:
+            return page_texts[first][int(self.start[i]) : int(self.end[i])]
+        middle = [
+            page_texts[first][int(self.start[i]) :],
+            *page_texts[first + 1 : last],
+            page_texts[last][: int(self.end[i])],
+        ]
+        return PAGE_SEPARATOR.join(middle)
+
     def texts(self, page_texts: Sequence[str], rows: slice | None = None) -> list[str]:
-        """Chunk texts (optionally a slice of chunks) cut from ``page_texts``."""
+        """Encoded chunk texts, ``prompt +`` span (optionally a slice of chunks), cut from ``page_texts``."""
         sel = range(len(self.page))[rows] if rows is not None else range(len(self.page))
-        return [page_texts[int(self.page[i])][int(self.start[i]) : int(self.end[i])] for i in sel]
+        return [self.prompt + self.span(page_texts, i) for i in sel]
+
+    def page_groups(self) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+        """``(columns, starts, rows)`` for a page's best chunk score: take the chunk-score columns
+        ``columns`` (``None`` = all, in order), then ``np.maximum.reduceat(..., starts)`` gives
+        one maximum per page row ``rows`` (every chunk covering that page)."""
+        if self.cover_pages is None or self.cover_offsets is None:
+            page = self.page
+            starts = np.flatnonzero(np.r_[True, page[1:] != page[:-1]]) if len(page) else page
+            return None, starts, page[starts] if len(page) else page
+        owner = np.repeat(np.arange(len(self.page)), np.diff(self.cover_offsets))
+        order = np.argsort(self.cover_pages, kind="stable")
+        pages = self.cover_pages[order]
+        starts = np.flatnonzero(np.r_[True, pages[1:] != pages[:-1]]) if len(pages) else pages
+        return owner[order], starts, pages[starts] if len(pages) else pages
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """What ``chunks.npz`` stores: ``page``, ``start``, ``end`` (and the cover map when spanning)."""
+        out = {"page": self.page, "start": self.start, "end": self.end}
+        if self.cover_pages is not None and self.cover_offsets is not None:
+            out.update(cover_offsets=self.cover_offsets, cover_pages=self.cover_pages)
+        return out
+
+
+def _check_windows(window: int, overlap: int) -> None:
+    if window < 1:
+        raise NclueError(f"chunk window must be at least 1 token, got {window}")
+    if not 0 <= overlap < window:
+        raise NclueError(f"chunk overlap must be in [0, window); got overlap={overlap}, window={window}")
+
+
+def _word_start(words: Sequence[int | None], s: int) -> int:
+    """Token ``s`` moved back to the first piece of its word."""
+    while s > 0 and words[s] is not None and words[s - 1] == words[s]:
+        s -= 1
+    return s
 
 
 def window_starts(n_tokens: int, window: int, overlap: int) -> list[int]:
@@ -63,10 +145,7 @@ def chunk_pages(
     """
     if max_chunks is not None and max_chunks < 1:
         raise NclueError(f"max chunks per page must be at least 1, got {max_chunks}")
-    if window < 1:
-        raise NclueError(f"chunk window must be at least 1 token, got {window}")
-    if not 0 <= overlap < window:
-        raise NclueError(f"chunk overlap must be in [0, window); got overlap={overlap}, window={window}")
+    _check_windows(window, overlap)
     pages: list[int] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -77,8 +156,7 @@ def chunk_pages(
             words = enc.word_ids
             for s in window_starts(len(spans), window, overlap)[:max_chunks]:
                 e = min(s + window, len(spans)) - 1
-                while s > 0 and words[s] is not None and words[s - 1] == words[s]:
-                    s -= 1
+                s = _word_start(words, s)
                 pages.append(base + offset)
                 starts.append(spans[s][0])
                 ends.append(spans[e][1])
@@ -86,4 +164,44 @@ def chunk_pages(
         page=np.asarray(pages, dtype=np.int32),
         start=np.asarray(starts, dtype=np.int32),
         end=np.asarray(ends, dtype=np.int32),
+    )
+
+
+def chunk_documents(
+    page_texts: Sequence[str],
+    doc_offsets: Sequence[int],
+    tokenizer,  # noqa: ANN001 - tokenizers.Tokenizer
+    window: int,
+    overlap: int,
+    batch: int = 64,
+) -> Chunks:
+    """Page-spanning chunks (module docstring): windows over each document's joined pages, where
+    document ``d`` is page rows ``doc_offsets[d]:doc_offsets[d+1]``."""
+    _check_windows(window, overlap)
+    pages: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    covers: list[np.ndarray] = []
+    bounds = [(int(doc_offsets[d]), int(doc_offsets[d + 1])) for d in range(len(doc_offsets) - 1)]
+    for base in range(0, len(bounds), batch):
+        docs = bounds[base : base + batch]
+        joined = [PAGE_SEPARATOR.join(page_texts[lo:hi]) for lo, hi in docs]
+        for (lo, hi), enc in zip(docs, tokenizer.encode_batch(joined, add_special_tokens=False), strict=True):
+            lengths = [len(t) + len(PAGE_SEPARATOR) for t in page_texts[lo:hi]]
+            page_start = np.r_[0, np.cumsum(lengths)[:-1]] if lengths else np.zeros(0, np.int64)
+            token_page = np.searchsorted(page_start, [max(a, b - 1) for a, b in enc.offsets], side="right") - 1
+            for s in window_starts(len(enc.offsets), window, overlap):
+                e = min(s + window, len(enc.offsets)) - 1
+                s = _word_start(enc.word_ids, s)
+                first, last = int(token_page[s]), int(token_page[e])
+                pages.append(lo + first)
+                starts.append(max(0, enc.offsets[s][0] - int(page_start[first])))
+                ends.append(enc.offsets[e][1] - int(page_start[last]))
+                covers.append(lo + np.unique(token_page[s : e + 1]))
+    return Chunks(
+        page=np.asarray(pages, dtype=np.int32),
+        start=np.asarray(starts, dtype=np.int32),
+        end=np.asarray(ends, dtype=np.int32),
+        cover_offsets=np.r_[0, np.cumsum([len(c) for c in covers], dtype=np.int64)].astype(np.int64),
+        cover_pages=np.concatenate(covers).astype(np.int32) if covers else np.zeros(0, np.int32),
     )

@@ -20,6 +20,9 @@ Every encoder has ``identity`` (:class:`~nclue.models.identity.ModelIdentity`),
 ``backend``, ``max_length``, ``dim``, ``encode(texts) -> (n, dim) float32`` (L2-normalised)
 and — except ``static`` — ``token_vectors(texts) -> list[(n_tokens, dim)]``;
 :func:`encode_with_tokens` gives both from one forward pass where the backend can.
+
+:func:`with_prompt` wraps an encoder so that every text is encoded as ``prompt + text`` (a
+model's query or passage prompt, :func:`nclue.models.st_layout.resolve_prompts`), on any backend.
 """
 
 from __future__ import annotations
@@ -136,11 +139,48 @@ def encode_with_tokens(encoder: Encoder, texts: Sequence[str]) -> tuple[np.ndarr
     return encoder.encode(texts), encoder.token_vectors(texts)
 
 
+class PromptedEncoder:
+    """``base`` encoding ``prompt + text`` for every text; everything else (identity, backend,
+    ``max_length``, batching) is ``base``'s. The prompt counts towards ``max_length`` (truncation
+    happens after prepending, as in ``SentenceTransformer.encode(prompt=...)``)."""
+
+    def __init__(self, base: Encoder, prompt: str) -> None:
+        self.base = base
+        self.prompt = prompt
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - identity, backend, max_length, batch_size, threads, inner
+        if name == "base":  # not set yet (e.g. while unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.base, name)
+
+    @property
+    def dim(self) -> int:
+        return self.base.dim
+
+    def _prompted(self, texts: Sequence[str]) -> list[str]:
+        return [self.prompt + t for t in texts]
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return self.base.encode(self._prompted(texts))
+
+    def token_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Token vectors of ``prompt + text`` (the prompt's tokens included)."""
+        return self.base.token_vectors(self._prompted(texts))
+
+    def encode_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray]]:
+        return encode_with_tokens(self.base, self._prompted(texts))
+
+
+def with_prompt(encoder: Encoder, prompt: str) -> Encoder:
+    """``encoder`` prepending ``prompt`` to every text; ``encoder`` itself when ``prompt`` is empty."""
+    return PromptedEncoder(encoder, prompt) if prompt else encoder
+
+
 def describe(encoder: Encoder) -> dict:
     """What defines an encoder's vectors: model identity, backend, truncation, batching, threads.
 
     Stored in manifests that must change whenever the vectors could (the coverage freeze, indexes).
-    ONNX backends add the SHA-256 of the exported graph files.
+    ONNX backends add the SHA-256 of the exported graph files; a prompted encoder adds its ``prompt``.
     """
     out: dict = {
         "model": encoder.identity.name,
@@ -157,6 +197,8 @@ def describe(encoder: Encoder) -> dict:
         from nclue.io import sha256_file
 
         out["onnx_sha256"] = {p.name: sha256_file(p) for p in sorted(Path(inner.onnx_dir).glob("*.onnx"))}
+    if getattr(encoder, "prompt", ""):
+        out["prompt"] = encoder.prompt
     return out
 
 

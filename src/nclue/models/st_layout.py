@@ -5,6 +5,16 @@ A sentence-transformers model is a directory with ``modules.json`` listing its m
 re-implement the *mean-pooling* pipeline, so they read that layout here: the folder of
 the transformer weights, the pooling mode, whether outputs are L2-normalised and the
 maximum sequence length.
+
+It also reads the model's **prompts** (:func:`resolve_prompts`): the ``prompts`` of
+``config_sentence_transformers.json`` (``{"query": "query: ", "passage": "passage: "}`` for E5,
+an instruction for BGE or Qwen3-Embedding). The query prompt is ``prompts["query"]``; the passage
+prompt is the first of ``prompts["document"]``, ``["passage"]``, ``["corpus"]`` (the order
+sentence-transformers' ``encode_document`` tries); a side without its own key takes
+``prompts[default_prompt_name]`` when the config names one (what ``SentenceTransformer.encode``
+applies to every text), else no prompt. An explicit prompt (``""`` included) overrides the config.
+A prompt is prepended to the text (what ``SentenceTransformer.encode(prompt=...)`` does), so a
+model whose pooling excludes prompt tokens (``include_prompt: false``) is refused with a prompt.
 """
 
 from __future__ import annotations
@@ -25,6 +35,30 @@ class STLayout:
     pooling: str
     normalize: bool
     max_seq_length: int
+    include_prompt: bool = True
+    """``False`` when the Pooling config sets ``include_prompt: false`` (prompt tokens not pooled)."""
+
+
+ST_CONFIG = "config_sentence_transformers.json"
+PASSAGE_PROMPT_NAMES = ("document", "passage", "corpus")
+"""Keys of ``prompts`` tried, in order, for the passage side (as sentence-transformers' ``encode_document``)."""
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """Text prepended to every query and to every passage (chunk) before encoding; ``""`` = none."""
+
+    query: str = ""
+    passage: str = ""
+
+    def to_json(self) -> dict[str, str] | None:
+        """Manifest form: ``None`` when both are empty (an index without prompts records nothing)."""
+        return {"query": self.query, "passage": self.passage} if self.query or self.passage else None
+
+    @classmethod
+    def from_json(cls, record: dict[str, str] | None) -> Prompts:
+        """The inverse of :meth:`to_json`."""
+        return cls(**record) if record else cls()
 
 
 def _read_json(path: Path) -> dict:
@@ -71,15 +105,17 @@ def read_layout(model_path: str | Path) -> STLayout:
     transformer_dir: Path | None = None
     pooling = "none"
     normalize = False
+    include_prompt = True
     for module in modules:
         kind = str(module.get("type", ""))
         folder = root / str(module.get("path", ""))
         if kind.endswith(".Transformer") and transformer_dir is None:
             transformer_dir = folder
         elif kind.endswith(".Pooling"):
-            pooling = (
-                _pooling_mode(_read_json(folder / "config.json")) if (folder / "config.json").is_file() else "mean"
-            )
+            has_config = (folder / "config.json").is_file()
+            config = _read_json(folder / "config.json") if has_config else {}
+            pooling = _pooling_mode(config) if has_config else "mean"
+            include_prompt = config.get("include_prompt", True) is not False
         elif kind.endswith(".Normalize"):
             normalize = True
     if transformer_dir is None:
@@ -93,5 +129,41 @@ def read_layout(model_path: str | Path) -> STLayout:
                 max_len = value
             break
     return STLayout(
-        root=root, transformer_dir=transformer_dir, pooling=pooling, normalize=normalize, max_seq_length=max_len
+        root=root,
+        transformer_dir=transformer_dir,
+        pooling=pooling,
+        normalize=normalize,
+        max_seq_length=max_len,
+        include_prompt=include_prompt,
     )
+
+
+def config_prompts(model_path: str | Path) -> Prompts:
+    """The prompts ``config_sentence_transformers.json`` declares (module docstring); none without the file."""
+    path = check_sentence_transformer(model_path) / ST_CONFIG
+    config = _read_json(path) if path.is_file() else {}
+    prompts = config.get("prompts") or {}
+    if not isinstance(prompts, dict) or not all(isinstance(v, str) for v in prompts.values()):
+        raise NclueError(f"{path}: 'prompts' must map prompt names to strings; fix the file or pass the prompts")
+    default_name = config.get("default_prompt_name")
+    default = prompts.get(default_name, "") if isinstance(default_name, str) else ""
+    passage = next((prompts[name] for name in PASSAGE_PROMPT_NAMES if name in prompts), default)
+    return Prompts(query=prompts.get("query", default), passage=passage)
+
+
+def resolve_prompts(model_path: str | Path, query: str | None = None, passage: str | None = None) -> Prompts:
+    """The model's prompts (:func:`config_prompts`) with ``query`` / ``passage`` overriding when not ``None``.
+
+    Refused (NclueError) when a prompt is non-empty but the model's pooling leaves prompt tokens out.
+    """
+    declared = config_prompts(model_path)
+    prompts = Prompts(
+        query=declared.query if query is None else query, passage=declared.passage if passage is None else passage
+    )
+    if (prompts.query or prompts.passage) and not read_layout(model_path).include_prompt:
+        raise NclueError(
+            f"{model_path}: its Pooling config sets include_prompt=false (prompt tokens are not pooled), which "
+            "nclue's encoders do not reproduce; pass --dense-query-prompt '' --dense-passage-prompt '' to encode "
+            "without prompts"
+        )
+    return prompts

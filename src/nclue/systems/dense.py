@@ -2,9 +2,11 @@
 
 A page's score for a text ``q`` is the best cosine over the page's chunks,
 ``s(q, p) = max_{c ∈ chunks(p)} ⟨e(q), e(c)⟩`` (both L2-normalised, so the dot product is
-the cosine); pages without text score 0. The chunk vectors come from the collection's
+the cosine); pages without text score 0. With page-spanning chunks (``--dense-span-pages``)
+``chunks(p)`` is every chunk that covers ``p`` (holds one of its tokens), so one chunk can give
+several pages their score. The chunk vectors come from the collection's
 dense index (``nclue index COLLECTION --dense MODEL_PATH``), the query vector from the
-same model files (checked by SHA-256) on the same backend. Every generic operation —
+same model files (checked by SHA-256) on the same backend, with the index's query prompt. Every generic operation —
 ``dense.joint(max)``, ``dense.joint(ptop3)``, ``dense.decompose(min|product|hmean|distinct)``
 — comes from :mod:`nclue.systems.operations`.
 
@@ -56,9 +58,7 @@ class DenseBackbone:
         self.name = name
         self._encoder = encoder
         self._vectors: np.ndarray | None = None
-        chunk_page = index.chunks.page
-        self._starts = np.flatnonzero(np.r_[True, chunk_page[1:] != chunk_page[:-1]]) if len(chunk_page) else chunk_page
-        self._rows = chunk_page[self._starts] if len(chunk_page) else chunk_page
+        self._columns, self._starts, self._rows = index.chunks.page_groups()
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._texts = texts
 
@@ -73,7 +73,7 @@ class DenseBackbone:
 
     @property
     def encoder(self) -> Encoder:
-        """The query encoder (same model and backend as the vectors)."""
+        """The query encoder (same model and backend as the vectors, prepending the index's query prompt)."""
         if self._encoder is None:
             self._encoder = self.index.load_encoder()
         return self._encoder
@@ -117,10 +117,12 @@ class DenseBackbone:
         return row_products(self.encode(texts), self.vectors)
 
     def page_scores(self, texts: Sequence[str]) -> np.ndarray:
-        """``(len(texts), n_pages)`` float32: best chunk cosine per page, 0 for pages without text."""
+        """``(len(texts), n_pages)`` float32: best cosine of the chunks covering each page, 0 for pages without text."""
         out = np.zeros((len(texts), self.pages.n_pages), dtype=np.float32)
         if len(texts) and len(self._starts):
-            out[:, self._rows] = np.maximum.reduceat(self.chunk_scores(texts), self._starts, axis=1)
+            scores = self.chunk_scores(texts)
+            scores = scores if self._columns is None else scores[:, self._columns]
+            out[:, self._rows] = np.maximum.reduceat(scores, self._starts, axis=1)
         return out
 
 

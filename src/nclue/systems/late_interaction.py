@@ -140,4 +140,9 @@ def load_backbone(workspace: Workspace, variant: str | None) -> MaxSimBackbone:
     dense = workspace.backbone("dense" if variant is None else f"dense:{variant}")
     assert isinstance(dense, DenseBackbone)
     tokens = open_token_index(workspace.collection_dir, dense.index)
+    if tokens is None and (dense.index.prompts.passage or dense.index.manifest.get("span_pages")):
+        raise NclueError(
+            f"{dense.index.directory}: MaxSim over a prompted or page-spanning dense index reads its token index; "
+            f"build it with `nclue index {workspace.collection_dir} --tokens`"
+        )
     return MaxSimBackbone(dense, tokens, name="maxsim" if variant is None else f"maxsim:{variant}")

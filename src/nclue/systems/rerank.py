@@ -22,9 +22,10 @@ Passages are those pages cut into token windows by :func:`nclue.models.chunking.
 the scorer's tokenizer. The query text is the request's rendering.
 
 ``SCORER``: ``cross:KEY`` / ``bi:KEY`` / a plain model key (:mod:`nclue.models.crossencoder`):
-a bi-encoder — passage score = cosine with the query (read from the collection's dense index when
-one was built with the same model files on the torch, torch-bf16 or onnx backend, else encoded on
-the fly) — or a ``CrossEncoder``; ``minilm`` is the bundled bi-encoder. ``llm`` / ``llm:MODEL`` —
+a bi-encoder — passage score = cosine with the query, each side with the model's own prompt
+(``config_sentence_transformers.json``; passage vectors read from the collection's per-page dense
+index when one was built with the same model files and prompts on the torch, torch-bf16 or onnx
+backend, else encoded on the fly) — or a ``CrossEncoder``; ``minilm`` is the bundled bi-encoder. ``llm`` / ``llm:MODEL`` —
 an LLM grades each (query, candidate pages) pair 0–3 (:class:`LLMGrades`).
 """
 
@@ -71,25 +72,32 @@ class BiEncoderPassages:
     kind = "bi"
 
     def __init__(self, model_dir: Path, collection_dir: Path, texts: Callable[[], list[str]]) -> None:
-        from nclue.models.encoder import QUERY_BACKEND, load_encoder, load_tokenizer
+        from nclue.index.dense import window_limit
+        from nclue.models.encoder import QUERY_BACKEND, load_encoder, load_tokenizer, with_prompt
         from nclue.models.identity import model_identity
+        from nclue.models.st_layout import resolve_prompts
 
         self.identity = model_identity(model_dir)
+        self.prompts = resolve_prompts(model_dir)
         self.index = self._matching_index(collection_dir)
         backend = QUERY_BACKEND.get(self.index.backend, self.index.backend) if self.index is not None else "torch"
-        self.encoder = load_encoder(model_dir, backend=backend)
+        plain = load_encoder(model_dir, backend=backend)
+        self.encoder = with_prompt(plain, self.prompts.query)
+        self.passage_encoder = with_prompt(plain, self.prompts.passage)  # used only when no index matches
         self.tokenizer = load_tokenizer(model_dir)
-        self.window = max(1, self.encoder.max_length - 2)
+        self.window = window_limit(model_dir, self.prompts.passage)
         self.texts = texts
         self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
 
     def _matching_index(self, collection_dir: Path):  # noqa: ANN202 - DenseIndex | None
+        """A per-page dense index of the same model files and prompts (its vectors are the passages')."""
         from nclue.index.dense import list_dense_indexes, open_index_dir
 
         for directory in list_dense_indexes(collection_dir):
             index = open_index_dir(collection_dir, directory)
             exact = index.backend in ("torch", "torch-bf16", "onnx")
-            if index.manifest["model"]["sha256"] == self.identity.sha256 and exact:
+            same = index.manifest["model"]["sha256"] == self.identity.sha256 and index.prompts == self.prompts
+            if same and exact and not index.manifest.get("span_pages"):
                 return index
         return None
 
@@ -107,7 +115,7 @@ class BiEncoderPassages:
             texts = self.texts()
             page_texts = [texts[r] for r in missing]
             chunks = chunk_pages(page_texts, self.tokenizer, self.window, PASSAGE_OVERLAP)
-            vectors = self.encoder.encode(chunks.texts(page_texts))
+            vectors = self.passage_encoder.encode(chunks.texts(page_texts))
             for i, r in enumerate(missing):
                 self._cache[r] = vectors[chunks.page == i]
         out = [self._cache[int(r)] for r in rows]
