@@ -59,12 +59,13 @@ def tiny_source(small_collection: Path, tmp_path_factory: pytest.TempPathFactory
 
 @pytest.fixture(scope="session")
 def tiny_indexed_source(tiny_source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``tiny_source`` plus its default (bfloat16, bundled MiniLM) dense index, built once."""
+    """``tiny_source`` plus a bfloat16 (``torch-bf16``, bundled MiniLM) dense index, built once: the
+    tests compare other backends with it, whatever this machine's default backend is."""
     from nclue.index.dense import build_dense_index
 
     target = tmp_path_factory.mktemp("dense") / "tiny-indexed"
     shutil.copytree(tiny_source, target)
-    build_dense_index(target)
+    build_dense_index(target, backend="torch-bf16")
     return target
 
 

@@ -16,15 +16,18 @@ from nclue.index.dense import build_dense_index, open_dense_index
 from nclue.models.encoder import DEFAULT_BACKEND
 from nclue.models.identity import bundled_model_path, model_identity
 
+BF16 = "torch-bf16"
+"""The backend of the ``tiny_indexed`` fixture's index (tests/dense/conftest.py)."""
+
 
 def test_index_contents(subset_dense):
     index = open_dense_index(subset_dense)
     store = PageStore.open(subset_dense)
     manifest = index.manifest
     identity = model_identity(bundled_model_path())
-    assert manifest["model"] == identity.to_json() and manifest["backend"] == DEFAULT_BACKEND == "torch-bf16"
+    assert manifest["model"] == identity.to_json() and manifest["backend"] == DEFAULT_BACKEND
     assert (manifest["window"], manifest["overlap"], manifest["dim"]) == (254, 32, 384)
-    assert index.directory.name == f"{identity.key}-torch-bf16"
+    assert index.directory.name == f"{identity.key}-{DEFAULT_BACKEND}"
     assert index.vectors.shape == (len(index.chunks), 384) and index.vectors.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(index.vectors, axis=1), 1.0, atol=1e-5)
     with_text = {i for i, t in enumerate(store.texts) if t.strip()}
@@ -53,7 +56,7 @@ def test_resume_after_interruption(tiny_collection, tiny_indexed_source, monkeyp
 
     monkeypatch.setattr(dense_index, "load_encoder", lambda *a, **k: Interrupting(real(*a, **k), fail_at=3))
     with pytest.raises(KeyboardInterrupt):
-        build_dense_index(tiny_collection, shard_size=8, workers=1)
+        build_dense_index(tiny_collection, shard_size=8, workers=1, backend=BF16)
     directory = next((tiny_collection / "index" / "dense").iterdir())
     assert len(list((directory / "shards").glob("shard-*.npy"))) == 2
     assert json.loads((directory / "manifest.json").read_text())["complete"] is False
@@ -62,7 +65,7 @@ def test_resume_after_interruption(tiny_collection, tiny_indexed_source, monkeyp
 
     calls.clear()
     monkeypatch.setattr(dense_index, "load_encoder", lambda *a, **k: Interrupting(real(*a, **k), fail_at=-1))
-    build_dense_index(tiny_collection, shard_size=8, workers=1)
+    build_dense_index(tiny_collection, shard_size=8, workers=1, backend=BF16)
     index = open_dense_index(tiny_collection)
     n_shards = -(-len(index.chunks) // 8)
     assert len(calls) == n_shards - 2  # the two finished shards were not encoded again
@@ -73,8 +76,8 @@ def test_resume_after_interruption(tiny_collection, tiny_indexed_source, monkeyp
 
 def test_refuses_to_mix_settings_and_rebuilds(tiny_indexed):
     with pytest.raises(NclueError, match=r"other settings .*window: index has 254, asked 128.*--rebuild"):
-        build_dense_index(tiny_indexed, window=128, overlap=16)
-    build_dense_index(tiny_indexed, window=128, overlap=16, rebuild=True)
+        build_dense_index(tiny_indexed, window=128, overlap=16, backend=BF16)
+    build_dense_index(tiny_indexed, window=128, overlap=16, rebuild=True, backend=BF16)
     assert open_dense_index(tiny_indexed).manifest["window"] == 128
 
 
@@ -117,7 +120,7 @@ def test_options_and_keywords_name_the_same_index(tiny_indexed):
     from nclue.index.options import DenseOptions
 
     built = {d.name for d in list_dense_indexes(tiny_indexed)}
-    assert dense_settings(tiny_indexed, DenseOptions())["key"] in built
+    assert dense_settings(tiny_indexed, DenseOptions(backend=BF16))["key"] in built
     assert (
         dense_settings(tiny_indexed, backend="onnx")["key"]
         == dense_settings(tiny_indexed, DenseOptions(backend="onnx"))["key"]

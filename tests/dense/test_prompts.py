@@ -13,7 +13,7 @@ from nclue.corpus.store import PageStore
 from nclue.errors import NclueError
 from nclue.index.dense import build_dense_index, dense_settings, open_dense_index
 from nclue.index.options import DenseOptions
-from nclue.models.encoder import describe
+from nclue.models.encoder import DEFAULT_BACKEND, describe
 from nclue.models.identity import bundled_model_path, model_identity
 from nclue.models.st_layout import Prompts, config_prompts, resolve_prompts
 from nclue.systems.backbone import PageTable
@@ -135,7 +135,7 @@ def test_prompts_name_the_index(collection, e5):
 def test_minilm_default_settings_unchanged(collection):
     """The bundled MiniLM without options: the pre-prompt key and manifest fields (no new keys)."""
     wanted = dense_settings(collection, DenseOptions())
-    assert wanted["key"] == f"{model_identity(bundled_model_path()).key}-torch-bf16"
+    assert wanted["key"] == f"{model_identity(bundled_model_path()).key}-{DEFAULT_BACKEND}"
     assert not {"prompts", "span_pages"} & set(wanted["settings"]) and wanted["settings"]["window"] == 254
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from nclue.errors import NclueError
+from nclue.models.encoder import DEFAULT_BACKEND
 from nclue.systems.backbone import Request
 from nclue.systems.late_interaction import POOL_PAGES, maxsim
 from nclue.systems.registry import Workspace
@@ -173,7 +174,7 @@ def test_dense_system_without_vectors(tiny_collection):
 def test_unknown_variant(workspace):
     with pytest.raises(NclueError, match="no dense index matches 'e5'"):
         workspace.backbone("dense:e5")
-    assert workspace.backbone("dense:torch-bf16").index.backend == "torch-bf16"
+    assert workspace.backbone(f"dense:{DEFAULT_BACKEND}").index.backend == DEFAULT_BACKEND
 
 
 def test_variant_matching_by_hand():

@@ -59,3 +59,23 @@ def test_bf16_refuses_other_pooling(tmp_path):
     pooling.write_text('{"word_embedding_dimension": 384, "pooling_mode_cls_token": true}')
     with pytest.raises(NclueError, match="mean pooling only"):
         Bf16MeanPoolEncoder(model)
+
+
+CPU_AVX2 = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n"
+CPU_SPR = "processor\t: 0\nflags\t\t: fpu avx2 avx512f avx512_bf16 amx_tile amx_bf16\n"
+CPU_ARM = "processor\t: 0\nFeatures\t: fp asimd bf16 i8mm\n"
+
+
+def test_the_default_backend_follows_native_bfloat16() -> None:
+    """bfloat16 only where the CPU multiplies it natively; it is emulated (6× slower than fp32) elsewhere."""
+    from pathlib import Path
+
+    from nclue.models.encoder import DEFAULT_BACKEND, default_backend, native_bf16
+
+    assert (native_bf16(CPU_AVX2), native_bf16(CPU_SPR), native_bf16(CPU_ARM), native_bf16("")) == (
+        False, True, False, False,
+    )  # fmt: skip
+    assert (default_backend(CPU_AVX2), default_backend(CPU_SPR)) == ("onnx", "torch-bf16")
+    info = Path("/proc/cpuinfo")
+    flags = set(info.read_text().split()) if info.is_file() else set()
+    assert DEFAULT_BACKEND == ("torch-bf16" if flags & {"avx512_bf16", "amx_bf16"} else "onnx")

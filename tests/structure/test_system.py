@@ -134,18 +134,21 @@ def test_struct_page_probabilities_are_the_evidence_models(struct_collection: Pa
 def test_struct_takes_a_dense_variant_like_dense_does(struct_collection: Path, tmp_path: Path) -> None:
     """``struct:VARIANT`` (no calibration of that name) reads the dense index VARIANT names."""
     from nclue.index.dense import adopt_dense_index, build_dense_index, list_dense_indexes
+    from nclue.models.encoder import DEFAULT_BACKEND
 
     coll = Path(shutil.copytree(struct_collection, tmp_path / "coll"))
     (own,) = list_dense_indexes(coll)
-    onnx = build_dense_index(coll, backend="onnx")
+    own_backend = DEFAULT_BACKEND  # the fixture's index
+    other_backend = "torch" if own_backend == "onnx" else "onnx"
+    other = build_dense_index(coll, backend=other_backend)
     adopt_dense_index(coll, own, keep_others=True)  # two indexes, the heading vectors' one is the default
     workspace = Workspace(coll)
-    backbone = workspace.backbone("struct:torch-bf16")
+    backbone = workspace.backbone(f"struct:{own_backend}")
     assert backbone.source.describe["dense_index"] == own.name
     assert np.array_equal(
         backbone.page_scores(list(CONDITIONS)), workspace.backbone("struct").page_scores(list(CONDITIONS))
     )
-    with pytest.raises(NclueError, match=rf"embedded with dense index '{own.name}'.*{onnx.name}"):
-        workspace.backbone("struct:onnx")  # its headings were embedded with the other model run
+    with pytest.raises(NclueError, match=rf"embedded with dense index '{own.name}'.*{other.name}"):
+        workspace.backbone(f"struct:{other_backend}")  # its headings were embedded with the other model run
     with pytest.raises(NclueError, match=r"no calibration .*nomatch.json and no dense index matching 'nomatch'"):
         workspace.backbone("struct:nomatch")

@@ -67,7 +67,9 @@ def index(
     b: float = typer.Option(_BM25.b, "--b", min=0.0, max=1.0, help="BM25 b."),
     method: Method = typer.Option(Method(_BM25.method), "--method", help="BM25 variant."),
     dense_backend: Backend = typer.Option(
-        Backend(_DENSE.backend), "--dense-backend", help="Encoder backend (torch-bf16: the fast default)."
+        Backend(_DENSE.backend),
+        "--dense-backend",
+        help="Encoder backend (default: torch-bf16 on a CPU with native bfloat16, else onnx).",
     ),
     dense_window: int | None = typer.Option(
         None,

@@ -10,11 +10,13 @@ onnx-int8   ONNX Runtime with dynamic int8 weights                           clo
 static      model2vec static embeddings distilled from the model             no (a different model)
 ==========  ==============================================================  =====================
 
-``torch-bf16`` is the default (:data:`DEFAULT_BACKEND`) for building dense indexes: the
+The default for building dense indexes (:data:`DEFAULT_BACKEND`, :func:`default_backend`) depends
+on the CPU: ``torch-bf16`` where it multiplies bfloat16 natively (AVX512-BF16 or AMX) — there the
 fastest path whose rankings agree with exact fp32 (``benchmarks/encode.py``,
-``benchmarks/dense_agreement.py``; on a CPU without native bfloat16 — no AVX512-BF16 or
-AMX — choose ``onnx``). Queries against such an index are encoded in fp32
-(:data:`QUERY_BACKEND`).
+``benchmarks/dense_agreement.py``) — and ``onnx`` elsewhere, where bfloat16 is emulated and ran
+6× slower than fp32 (64 chunks of 256 tokens: 29.8 s against 5.0 s for ``onnx`` and ``torch`` on
+an AVX2 machine). Queries against a bfloat16 index are encoded in fp32 (:data:`QUERY_BACKEND`).
+The backend is part of an index's name and manifest, so an index records which one made it.
 
 Every encoder has ``identity`` (:class:`~nclue.models.identity.ModelIdentity`),
 ``backend``, ``max_length``, ``dim``, ``encode(texts) -> (n, dim) float32`` (L2-normalised)
@@ -43,7 +45,33 @@ if TYPE_CHECKING:
     from nclue.models.onnx_encoder import MeanPoolEncoder
 
 BACKENDS: tuple[str, ...] = ("torch", "torch-bf16", "onnx", "onnx-int8", "static")
-DEFAULT_BACKEND = "torch-bf16"
+NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
+"""``/proc/cpuinfo`` flags of a CPU with native bfloat16 dot products."""
+CPUINFO = Path("/proc/cpuinfo")
+
+
+def native_bf16(cpuinfo: str | None = None) -> bool:
+    """Whether the CPU multiplies bfloat16 natively: one of :data:`NATIVE_BF16_FLAGS` among the
+    ``flags`` of ``cpuinfo`` (default: this machine's ``/proc/cpuinfo``; ``False`` where there is none)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = CPUINFO.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features") and NATIVE_BF16_FLAGS & set(value.split()):
+            return True
+    return False
+
+
+def default_backend(cpuinfo: str | None = None) -> str:
+    """``torch-bf16`` on a CPU with native bfloat16 (:func:`native_bf16`), else ``onnx`` (exact fp32)."""
+    return "torch-bf16" if native_bf16(cpuinfo) else "onnx"
+
+
+DEFAULT_BACKEND = default_backend()
+"""This machine's default backend for building dense indexes (:func:`default_backend`)."""
 DEFAULT_BATCH_SIZE = 32
 QUERY_BACKEND: dict[str, str] = {"torch-bf16": "onnx"}
 """Query-time backend of an index made on another one: bfloat16 is a bulk-encoding precision;
