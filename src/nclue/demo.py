@@ -573,7 +573,7 @@ def _release_ok(bench: Path, verify_release) -> bool:  # noqa: ANN001 - nclue.be
 def _print_top(data: PaperReport, rows: int = 10) -> None:
     from nclue.scoring.results import scorecard_table
 
-    table = scorecard_table(data.card, data.fair[:rows], data.categories)
+    table = scorecard_table(data.card, data.ranking[:rows], data.categories)  # Table S1's first rows
     Console(width=max(console.width, 170)).print(table.to_rich())
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from nclue.audit.packet import build_packet
 from nclue.audit.store import AuditDir
 from nclue.runfile import run_name
 from tests.audit.simulate import answers, payload_of, read_jsonl, write_export
+from tests.scoring.nclue_eval_helpers import write_jsonl
 
 
 @pytest.fixture(scope="module")
@@ -30,15 +32,20 @@ def runs(release_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[st
     return paths
 
 
-def _contrast(bench: Path, a: Path, b: Path, qrels: Path | None = None) -> float:
+def _contrast(bench: Path, a: Path, b: Path, qrels: Path | None = None, metric: str = "gold_ndcg") -> float:
     card = nclue.evaluate(bench, [a, b], ci="none", qrels=qrels)
-    return card[run_name(a)].n_clue_score - card[run_name(b)].n_clue_score
+    return getattr(card[run_name(a)], metric) - getattr(card[run_name(b)], metric)
 
 
-def test_targets_equal_brute_force_promotion(release_dir: Path, runs: dict, tmp_path: Path) -> None:
+@pytest.mark.parametrize("metric", [None, "n_clue_score"])
+def test_targets_equal_brute_force_promotion(release_dir: Path, runs: dict, tmp_path: Path, metric: str | None) -> None:
+    """Targets of the default (Gold-NDCG) and the n-Clue challenge, against one full rescoring per candidate."""
     bench = release_dir / "bench"
     a, b = runs["bm25.and"], runs["bm25.decompose(distinct)"]
-    summary = challenge(bench, a, b, tmp_path / "ch", ChallengeParams(k=10, controls=3))
+    params = ChallengeParams(k=10, controls=3) if metric is None else ChallengeParams(k=10, controls=3, metric=metric)
+    metric = metric or "gold_ndcg"
+    summary = challenge(bench, a, b, tmp_path / "ch", params)
+    assert summary.metric == metric
     qrels = read_jsonl(bench / "qrels.jsonl")
     n_of = {q["qid"]: len(q["conditions"]) for q in read_jsonl(bench / "queries.jsonl")}
     judged = {(r["qid"], r["doc_id"]): r for r in qrels}
@@ -47,7 +54,7 @@ def test_targets_equal_brute_force_promotion(release_dir: Path, runs: dict, tmp_
         for row in read_jsonl(path):
             top = [d["doc_id"] for d in sorted(row["docs"], key=lambda d: -d["score"])][:10]
             union |= {(row["qid"], d) for d in top if judged.get((row["qid"], d), {}).get("label") == "partial"}
-    base = _contrast(bench, a, b)
+    base = _contrast(bench, a, b, metric=metric)
     assert summary.contrast * 100 == pytest.approx(base)
     targets = set()
     for qid, doc in sorted(union):
@@ -59,7 +66,7 @@ def test_targets_equal_brute_force_promotion(release_dir: Path, runs: dict, tmp_
         ]
         path = tmp_path / "promoted.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in promoted))
-        change = _contrast(bench, a, b, path) - base
+        change = _contrast(bench, a, b, path, metric) - base
         if change * (1 if base >= 0 else -1) < -1e-9:
             targets.add((qid, doc))
     key = read_jsonl(tmp_path / "ch" / "key.jsonl")
@@ -96,21 +103,38 @@ def test_challenge_poll_collapses_duplicates_and_breaks_ties(release_dir: Path, 
     assert roles == {"target", "control"} and "Challenge targets" in final.to_markdown()
 
 
-def test_impact_rescoring_matches_the_public_evaluate(release_dir: Path, runs: dict, tmp_path: Path) -> None:
-    bench = release_dir / "bench"
+def _repaired(bench: Path, tmp_path: Path) -> tuple[list[dict], list[dict], Path]:
+    """The release's qrels, a copy with every third gold demoted to partial, and that copy's path (v2)."""
     qrels = read_jsonl(bench / "qrels.jsonl")
     changed = [dict(r, label="partial") if r["label"] == "gold" and i % 3 == 0 else r for i, r in enumerate(qrels)]
     for r in changed:
         r.pop("pages", None)
     v2 = tmp_path / "qrels.v2.jsonl"
     v2.write_text("".join(json.dumps(r) + "\n" for r in changed))
-    report = impact(bench, [bench / "qrels.jsonl", v2], list(runs.values()), draws=500)
+    return qrels, changed, v2
+
+
+def test_impact_rescoring_matches_the_public_evaluate(release_dir: Path, runs: dict, tmp_path: Path) -> None:
+    """With ``--metric n_clue_score --keep-zero-gold``: every query on every version, as ``evaluate`` and ``compare`` score them."""
+    bench = release_dir / "bench"
+    qrels, changed, v2 = _repaired(bench, tmp_path)
+    report = impact(
+        bench,
+        [bench / "qrels.jsonl", v2],
+        list(runs.values()),
+        draws=500,
+        bootstrap=200,
+        metric="n_clue_score",
+        keep_zero_gold=True,
+    )
     js = report.to_json()
     assert [v["name"] for v in js["versions"]] == ["v1", "v2"]
     for version, path in zip(js["versions"], (None, v2)):
         card = nclue.evaluate(bench, list(runs.values()), ci="none", qrels=path)
         assert version["n_clue_score"] == pytest.approx({n: card[n].n_clue_score for n in card})
+        assert version["gold_ndcg"] == pytest.approx({n: card[n].gold_ndcg for n in card})
         assert version["counts"]["gold"] == sum(r["label"] == "gold" for r in (qrels if path is None else changed))
+    assert js["versions"][1]["counts"]["queries"] == len(read_jsonl(bench / "queries.jsonl"))
     names = sorted(runs)
     rho = spearmanr(
         [js["versions"][0]["n_clue_score"][n] for n in names], [js["versions"][1]["n_clue_score"][n] for n in names]
@@ -120,9 +144,47 @@ def test_impact_rescoring_matches_the_public_evaluate(release_dir: Path, runs: d
     first = js["contrasts"][0]
     best = sorted(names, key=lambda n: (-js["versions"][0]["n_clue_score"][n], n))
     assert (first["variant"], first["base"]) == (best[0], best[1])
-    diff = nclue.compare(bench, runs[best[1]], [runs[best[0]]], draws=500, sensitivity=False)[best[0]]
-    assert first["p_family"] == pytest.approx(diff.p_family)
+    diff = nclue.compare(bench, runs[best[1]], [runs[best[0]]], bootstrap=200, draws=500)[best[0]]
+    assert (first["p_query"], first["p_family"]) == pytest.approx((diff.p_query, diff.p_family))
+    assert first["crossed_gold"] == pytest.approx(list(diff.crossed_gold))
+    assert first["crossed_judged"] == pytest.approx(list(diff.crossed_judged))
     assert "Spearman ρ" in report.to_markdown() and np.isfinite(first["gap"])
+
+
+def test_impact_drops_queries_a_repair_left_without_a_gold(release_dir: Path, runs: dict, tmp_path: Path) -> None:
+    """The default: Gold-NDCG on v2 equals ``evaluate`` on a copy of the release without those queries and their qrels."""
+    bench = release_dir / "bench"
+    qrels, changed, v2 = _repaired(bench, tmp_path)
+    report = impact(bench, [bench / "qrels.jsonl", v2], list(runs.values()), draws=500, bootstrap=200)
+    js = report.to_json()
+    lost = {r["qid"] for r in qrels if r["label"] == "gold"} - {r["qid"] for r in changed if r["label"] == "gold"}
+    counts = js["versions"][1]["counts"]
+    assert len(lost) >= 1 and (js["metric"], js["keep_zero_gold"]) == ("gold_ndcg", False)
+    assert counts["lost_gold_queries"] == len(lost) and js["versions"][0]["counts"]["lost_gold_queries"] == 0
+    assert counts["lost_gold_rows"] == sum(r["qid"] in lost for r in changed)
+    queries = [q for q in read_jsonl(bench / "queries.jsonl") if q["qid"] not in lost]
+    remaining = [r for r in changed if r["qid"] not in lost]
+    assert (counts["queries"], counts["rows"]) == (len(queries), len(remaining))
+    copy = tmp_path / "without-lost"
+    write_jsonl(copy / "queries.jsonl", queries)
+    write_jsonl(copy / "qrels.jsonl", remaining)
+    shutil.copy(bench / "corpus.jsonl", copy / "corpus.jsonl")
+    for version, release in zip(js["versions"], (bench, copy)):
+        card = nclue.evaluate(release, list(runs.values()), ci="none")
+        assert version["gold_ndcg"] == pytest.approx({n: card[n].gold_ndcg for n in card})
+        assert version["n_clue_score"] == pytest.approx({n: card[n].n_clue_score for n in card})
+    first = js["contrasts"][0]
+    best = sorted(runs, key=lambda n: (-js["versions"][0]["gold_ndcg"][n], n))
+    assert (first["variant"], first["base"]) == (best[0], best[1])
+    later = js["contrasts"][1]
+    assert later["gap"] == pytest.approx(
+        js["versions"][1]["gold_ndcg"][best[0]] - js["versions"][1]["gold_ndcg"][best[1]]
+    )
+
+
+def test_challenge_from_a_repaired_version_writes_the_next(release_dir: Path, runs: dict, tmp_path: Path) -> None:
+    bench = release_dir / "bench"
+    _, _, v2 = _repaired(bench, tmp_path)
     # a challenge started from a repaired version records it, and its adjudication writes the next one
     ch = challenge(bench, runs["bm25.and"], runs["bm25.joint"], tmp_path / "ch", ChallengeParams(controls=2), qrels=v2)
     audit = AuditDir.open(ch.audit)

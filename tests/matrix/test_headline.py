@@ -62,7 +62,7 @@ def test_a_bad_spec_headline_is_refused_naming_the_file(tmp_path: Path, headline
 
 
 def test_shipped_specs_name_fusion_minus_bm25_and_keep_their_contrasts() -> None:
-    for name, contrasts in ((None, 10), ("shift", 8)):
+    for name, contrasts in ((None, 11), ("shift", 8)):
         spec = load_matrix(name)
         assert spec.headline == ("bm25.and", FUSION), name
         assert len(spec.contrasts) == contrasts, name

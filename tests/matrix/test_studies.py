@@ -206,9 +206,14 @@ def test_shift_tables_by_hand(report, study_runs) -> None:  # noqa: ANN001
     diff = {q: _success(variant.get(q, []), labels[q]) - _success(base.get(q, []), labels[q]) for q in qids}
     contrast = next(c for c in shift.contrasts if c.variant == "bm25.decompose(distinct)" and c.base == "bm25.and")
     assert contrast.forms["clean_v2"].delta == pytest.approx(100 * np.mean(list(diff.values())))
+    # source heterogeneity is of the Gold-NDCG@10 gap by default, as in the seed
+    ndcg_diff = {q: _gold_ndcg(variant.get(q, []), labels[q]) - _gold_ndcg(base.get(q, []), labels[q]) for q in qids}
+    assert shift.source_metric == "gold_ndcg"
     for row in (d for d in shift.source_deltas if d.contrast == contrast.name):
-        mine = [diff[q] for q in qids if gold_sources[q] == {row.source}]
+        mine = [ndcg_diff[q] for q in qids if gold_sources[q] == {row.source}]
+        assert row.metric == "gold_ndcg" and row.development is None
         assert row.delta == pytest.approx(100 * np.mean(mine)) and row.queries == len(mine)
+        assert row.pooled == pytest.approx(100 * np.mean(list(ndcg_diff.values())))
         assert row.reverses == (row.delta * row.pooled < 0)
         if row.reverses:
             assert any(row.source in line and contrast.name in line for line in shift.reversals)
@@ -336,3 +341,52 @@ def test_masked_runs_of_another_release_are_refused(study_runs, tmp_path: Path) 
         compute_report(copy, runs, n_boot=50, n_draws=100, masking_dir=runs.parent / "masking")
     with pytest.raises(NclueError, match="masked runs were made from another release .*queries.jsonl"):
         compute_report(copy, runs, n_boot=50, n_draws=100, masking_dir=runs.parent / "masking", check_inputs=False)
+
+
+def _demote_first_gold(bench: Path, out: Path) -> tuple[str, str]:
+    """A qrels copy where the first gold row loses its last condition (a partial of grade n − 1)."""
+    rows = [json.loads(line) for line in (bench / "qrels.jsonl").read_text().splitlines()]
+    row = next(r for r in rows if r["label"] == "gold")
+    dropped = sorted(row["pages"])[-1]
+    row.update(label="partial", grade=row["grade"] - 1, pages={c: p for c, p in row["pages"].items() if c != dropped})
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return row["qid"], row["doc_id"]
+
+
+def test_shift_tables_on_a_final_qrels_copy(report, study_runs, tmp_path: Path) -> None:  # noqa: ANN001
+    """--shift-qrels scores S3/S4 on another copy of the SourceShift labels and leaves the rest alone."""
+    bench, runs = study_runs
+    final = tmp_path / "qrels.final.jsonl"
+    qid, doc = _demote_first_gold(bench, final)
+    again = compute_report(
+        bench,
+        runs,
+        n_boot=200,
+        n_draws=1000,
+        shift=(bench, runs),
+        shift_qrels=final,
+        masking_dir=runs.parent / "masking",
+    )
+    qids, labels, _ = _labels(bench)
+    labels[qid][doc] = "partial"
+    for system, name in (("bm25.and", "bm25.and.jsonl"), ("bm25.decompose(distinct)", None)):
+        ranked = _ranked(runs / name if name else run_path(runs, system))
+        hand = 100 * np.mean([_success(ranked.get(q, []), labels[q]) for q in qids])
+        assert again.shift.scores[system]["clean_v2"] == pytest.approx(hand)
+    assert again.shift.qrels == str(final.resolve()) and report.shift.qrels == ""
+    assert again.to_json()["options"]["shift"]["qrels"] == str(final.resolve())
+    assert again.to_json()["scorecard"] == report.to_json()["scorecard"]  # the development tables are untouched
+
+
+def test_study_metric_switch(study_runs) -> None:  # noqa: ANN001
+    """S1i and the per-source deltas on n-Clue Score when asked: S1i's observed gap is then the n-Clue Δ."""
+    bench, runs = study_runs
+    data = compute_report(bench, runs, n_boot=200, n_draws=1000, shift=(bench, runs), study_metric="n_clue_score")
+    column = data.components[0]
+    base, variant = column.base, column.variant
+    assert column.metric == "n_clue_score"
+    assert column.observed == pytest.approx(data.card.runs[variant].n_clue_score - data.card.runs[base].n_clue_score)
+    assert {d.metric for d in data.shift.source_deltas} == {"n_clue_score"}
+    assert data.to_json()["study_metric"] == "n_clue_score"
+    with pytest.raises(Exception, match="study metric 'gold_hit'"):
+        compute_report(bench, runs, n_boot=20, n_draws=100, study_metric="gold_hit")

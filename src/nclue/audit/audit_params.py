@@ -28,6 +28,9 @@ POOL_ROUTES: tuple[str, ...] = ("original", "evaluator", *ROUTES)
 CHALLENGE_METRICS: tuple[str, ...] = ("n_clue_score", "gold_ndcg", "graded_ndcg", "gold_hit")
 """Per-query metrics whose A − B contrast a targeted challenge can address."""
 
+IMPACT_METRICS: tuple[str, ...] = ("gold_ndcg", "n_clue_score")
+"""Metrics ``nclue audit impact`` can rank runs and test its contrasts by."""
+
 MIN_QUOTE_CHARS = 12
 """A quote is non-trivial when its normalised form has at least this many characters."""
 
@@ -68,11 +71,15 @@ class PoolParams:
 
 @dataclass(frozen=True)
 class ChallengeParams:
-    """``nclue audit challenge``: top-k cutoff, neutral controls, the contrast's metric and the seed."""
+    """``nclue audit challenge``: top-k cutoff, neutral controls, the contrast's metric and the seed.
+
+    The default metric is Gold-NDCG: the supplement's targeted challenge was selected on the
+    gold-only NDCG@10 contrast of the frozen runs (``docs/audit.md#targeted-challenge``).
+    """
 
     k: int = 10
     controls: int = 25
-    metric: str = "n_clue_score"
+    metric: str = "gold_ndcg"
     seed: int = DEFAULT_SEED
 
     def __post_init__(self) -> None:

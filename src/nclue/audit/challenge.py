@@ -1,8 +1,9 @@
 """``nclue audit challenge``: re-judge the subsets that could shrink a headline contrast (``docs/audit.md#targeted-challenge``).
 
 A stratified audit is not built to find the false negatives that decide one comparison. For
-runs A and B and a per-query metric at cutoff ``k`` (default n-Clue Score), the observed
-contrast is ``Δ = mean_q (A_q − B_q)``. Every judged subset (label ``partial``) in the union
+runs A and B and a per-query metric at cutoff ``k`` (default Gold-NDCG, on which the
+supplement selected its challenge; n-Clue Score, graded NDCG or Gold Hit on request), the
+observed contrast is ``Δ = mean_q (A_q − B_q)``. Every judged subset (label ``partial``) in the union
 of the two top-k lists is promoted to gold on its own — grade ``n``, everything else
 unchanged — and both runs are rescored with the project's scorer; it is a **target** when its
 promotion moves ``Δ`` toward zero (``(ΔA_q − ΔB_q) · sign(Δ) < 0``). Promotions in different

@@ -1,4 +1,5 @@
-"""Privileged controls and simple baselines, written as runs (``docs/construction.md#controls``; never ranked).
+"""Privileged controls and simple baselines, written as runs (``docs/construction.md#controls``; the oracles are never
+ranked, the baselines are ranked as BL unless the matrix spec keeps them apart).
 
 * ``oracle.surface_and`` — documents in which the inventory establishes every condition
   under any alias (the construction's own facts: must score n-Clue 100);

@@ -47,6 +47,13 @@ class Metric(str, Enum):
     gold_hit = "gold_hit"
 
 
+class ImpactMetric(str, Enum):
+    """The metric the impact table ranks runs and tests its contrasts by (``IMPACT_METRICS``)."""
+
+    gold_ndcg = "gold_ndcg"
+    n_clue_score = "n_clue_score"
+
+
 def _emit(text: str, report: Path | None) -> None:
     from nclue.errors import NclueError
     from nclue.io import atomic_write_text
@@ -197,7 +204,11 @@ def challenge(
     out: Path = typer.Option(..., "-o", "--out", help="Audit directory of the challenge."),
     k: int = typer.Option(_CHALLENGE.k, "--k", "-k", min=1, max=1000, help="Rank cutoff."),
     controls: int = typer.Option(_CHALLENGE.controls, "--controls", min=0, help="Neutral controls to interleave."),
-    metric: Metric = typer.Option(Metric(_CHALLENGE.metric), "--metric", help="Per-query metric of the contrast."),
+    metric: Metric = typer.Option(
+        Metric(_CHALLENGE.metric),
+        "--metric",
+        help="Per-query metric of the contrast (gold_ndcg: the metric the paper's challenge was selected on).",
+    ),
     seed: int = typer.Option(_CHALLENGE.seed, "--seed", min=0, help="Seed of the control draw and packet order."),
     qrels: Path | None = typer.Option(
         None, "--qrels", help="Challenge this qrels version (e.g. AUDIT/qrels.v2.jsonl)."
@@ -208,6 +219,9 @@ def challenge(
     """Select every judged subset whose promotion could shrink A − B, plus hidden neutral controls.
 
     Example: nclue audit challenge ./bench runs/bm25.cover.jsonl runs/bm25.and.jsonl -o ./challenge --k 10 --controls 25
+
+    Example (select on the n-Clue Score contrast instead of Gold-NDCG):
+    nclue audit challenge ./bench runs/bm25.cover.jsonl runs/bm25.and.jsonl -o ./challenge --metric n_clue_score
     """
     from nclue.audit.challenge import challenge as run
 
@@ -221,14 +235,36 @@ def impact(
     qrels: list[Path] = typer.Option(..., "--qrels", help="A qrels version (repeat: v1, v2, …)."),
     k: int = typer.Option(10, "--k", "-k", min=1, max=1000, help="Rank cutoff."),
     contrast: list[str] = typer.Option([], "--contrast", help='A headline contrast "VARIANT vs BASE" (repeatable).'),
-    draws: int = typer.Option(10000, "--draws", min=1, max=1_000_000, help="Randomization draws."),
-    seed: int = typer.Option(DEFAULT_SEED, "--seed", min=0, help="Seed of the randomization test."),
+    metric: ImpactMetric = typer.Option(
+        ImpactMetric.gold_ndcg,
+        "--metric",
+        help="Metric of the contrasts, ranks and movements (gold_ndcg, the paper's; or n_clue_score).",
+    ),
+    keep_zero_gold: bool = typer.Option(
+        False,
+        "--keep-zero-gold",
+        help="Keep queries a repair left without a gold (scored as misses) instead of dropping them and their qrels.",
+    ),
+    draws: int = typer.Option(10000, "--draws", min=1, max=1_000_000, help="Randomization draws (query and family)."),
+    bootstrap: int = typer.Option(
+        1000, "--bootstrap", min=1, max=100_000, help="Crossed query/document bootstrap replicates."
+    ),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", min=0, help="Seed of the randomization tests and bootstraps."),
     fmt: Format = FORMAT,
     report: Path | None = REPORT,
 ) -> None:
     """Rescore every run on every qrels version: ρ, largest movement, contrasts before/after.
 
+    Per version, each contrast's gap, query-paired and gold-family p, crossed query/gold-doc and query/judged-doc 95% CIs.
+
+    Scores, ranks and contrasts are Gold-NDCG (the paper's pre/post table) unless --metric n_clue_score.
+
+    A query with a gold on BENCH's own qrels and none on a version is dropped there with its qrels (--keep-zero-gold keeps it).
+
     Example: nclue audit impact ./bench ./runs --qrels ./bench/qrels.jsonl --qrels ./audit/qrels.v2.jsonl
+
+    Example (n-Clue Score, zero-gold queries kept, one named contrast):
+    nclue audit impact ./bench ./runs --qrels ./bench/qrels.jsonl --qrels ./audit/qrels.v2.jsonl --metric n_clue_score --keep-zero-gold --contrast "bm25.cover vs bm25.and"
     """
     from nclue.audit.impact import impact as run
     from nclue.errors import NclueError
@@ -239,7 +275,19 @@ def impact(
         if len(parts) != 2 or not all(parts):
             raise NclueError(f'--contrast {text!r}: write "VARIANT vs BASE"')
         pairs.append((parts[0], parts[1]))
-    _emit(run(bench, qrels, runs, k, pairs, draws, seed).render(fmt), report)
+    result = run(
+        bench,
+        qrels,
+        runs,
+        k=k,
+        contrasts=pairs,
+        draws=draws,
+        seed=seed,
+        metric=metric.value,
+        bootstrap=bootstrap,
+        keep_zero_gold=keep_zero_gold,
+    )
+    _emit(result.render(fmt), report)
 
 
 def machine(

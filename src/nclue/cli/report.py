@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 
 import typer
@@ -10,6 +11,13 @@ from nclue.errors import NclueError
 from nclue.types import DEFAULT_SEED
 
 _TOLERANCES = {"points": 0.05, "p": 0.001, "rho": 0.001}
+
+
+class StudyMetric(str, Enum):
+    """The per-query metric of Table S1i and the SourceShift per-source deltas."""
+
+    gold_ndcg = "gold_ndcg"
+    n_clue_score = "n_clue_score"
 
 
 def report(
@@ -38,6 +46,16 @@ def report(
         "--qrels",
         help="Score every table on this qrels version (e.g. audit/qrels.v2.jsonl) instead of BENCH's own.",
     ),
+    shift_qrels: Path | None = typer.Option(
+        None,
+        "--shift-qrels",
+        help="Score the SourceShift tables on this qrels copy (the final copy of its challenge and tie-breaks).",
+    ),
+    study_metric: StudyMetric = typer.Option(
+        StudyMetric.gold_ndcg,
+        "--study-metric",
+        help="Per-query metric of Table S1i and the SourceShift per-source deltas (the seed's: gold_ndcg).",
+    ),
 ) -> None:
     """Write the paper-style report: scorecard, controls, forms, contrasts, strata, studies, plots, index.html.
 
@@ -47,6 +65,9 @@ def report(
     Example: nclue report bench/ runs/ -o report/ --collection coll/ --shift shift-bench/ shift-runs/
 
     Example (the same tables on repaired labels): nclue report bench/ runs/ -o report-v2/ --qrels audit/qrels.v2.jsonl
+
+    Example (SourceShift on its final qrels copy): nclue report bench/ runs/ -o report/ --shift shift-bench/ shift-runs/
+    --shift-qrels shift-challenge/qrels.v3.jsonl
     """
     from rich.console import Console
 
@@ -68,8 +89,19 @@ def report(
         with progress_bars(transient=True) as bar:
             produced = run_masking(bench, collection, masking_dir, systems_to_mask(fair), form, progress=bar)
         console.print(f"masking: {len(produced)} masked run(s) written to {masking_dir}", markup=False)
+    if shift_qrels is not None and shift is None:
+        raise NclueError("--shift-qrels scores the SourceShift tables: give the release and runs with --shift too")
     data = compute_report(
-        bench, run_dir, n_boot=bootstrap, n_draws=draws, seed=seed, shift=shift, qrels=qrels, masking_dir=masking_dir
+        bench,
+        run_dir,
+        n_boot=bootstrap,
+        n_draws=draws,
+        seed=seed,
+        shift=shift,
+        qrels=qrels,
+        masking_dir=masking_dir,
+        shift_qrels=shift_qrels,
+        study_metric=study_metric.value,
     )
     write_report(data, out, collection)
     typer.echo(

@@ -159,9 +159,14 @@ def _run(
     manifest = read_manifest(out, damaged_ok=True)
     inputs = input_fingerprints(release, coll)
     previous = {name: entry.get("seconds", 0.0) for name, entry in manifest.get("runs", {}).items()}
-    manifest.update(
-        {"spec": {"source": spec.source, "sha256": spec.sha256, "depth": spec.depth, "k": spec.k, "form": spec.form}}
-    )
+    manifest["spec"] = {
+        "source": spec.source,
+        "sha256": spec.sha256,
+        "depth": spec.depth,
+        "k": spec.k,
+        "form": spec.form,
+        "baselines": spec.baselines,
+    }
     manifest["contrasts"] = [{"name": c.name, "base": c.base, "variants": list(c.variants)} for c in spec.contrasts]
     manifest["headline"] = None if spec.headline is None else dict(zip(("base", "variant"), spec.headline))
     runs = manifest.setdefault("runs", {})

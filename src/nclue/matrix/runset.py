@@ -1,16 +1,19 @@
 """A run folder, typed: the one reader of ``RUN_DIR/matrix.json`` (as :class:`nclue.release.Release` is for releases).
 
 ``nclue run --matrix`` writes ``matrix.json`` (:mod:`nclue.matrix.runner`): the spec's cut-off
-``k`` and default query ``form``, the declared contrasts and the spec's ``headline`` pair, and
-per run its system, form, block, category, spec hash, input fingerprints, library versions, wall
-seconds and file hashes.
+``k``, default query ``form`` and ``baselines`` layout, the declared contrasts and the spec's
+``headline`` pair, and per run its system, form, block, category, spec hash, input fingerprints,
+library versions, wall seconds and file hashes.
 :meth:`RunSet.open` reads it once and every study, report and the demo take what they need from
-the :class:`RunSet` — the default form and ``k`` come from here, not retyped where they are used.
+the :class:`RunSet` — the default form, ``k`` and the baseline layout come from here, not retyped
+where they are used. A ``matrix.json`` written before specs had ``baselines`` reads as ``apart``,
+the layout its reports were frozen with (:func:`baselines_of`).
 
 A folder without ``matrix.json`` (runs made one at a time with ``nclue run -s``) is a run set too:
 every ``*.jsonl`` is a run named by :func:`nclue.runfile.run_name` (``SYSTEM@FORM`` names give the
-form), standalone, category ``RET``, on the matrix defaults, with no contrasts. ``SYSTEM@paraphrase`` run files next to
-a matrix (``nclue run --form paraphrase``) join it as query-form runs of their system.
+form), standalone, category ``RET``, on the matrix defaults (baselines ranked), with no contrasts.
+``SYSTEM@paraphrase`` run files next to a matrix (``nclue run --form paraphrase``) join it as
+query-form runs of their system.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 
 from nclue.errors import NclueError
 from nclue.io import read_json_object
-from nclue.matrix.spec import DEFAULT_K, load_matrix
+from nclue.matrix.spec import BASELINE_LAYOUTS, BASELINES_APART, DEFAULT_BASELINES, DEFAULT_K, load_matrix
 from nclue.release import PARAPHRASE
 from nclue.runfile import run_name, run_path
 from nclue.scoring.compare import Block
@@ -83,6 +86,8 @@ class RunSet:
     contrasts: tuple[Block, ...] = ()
     headline: tuple[str, str] | None = None
     """``(base, variant)``: the pair Table S1i decomposes (see :func:`headline_of`); ``None``: the first contrast's."""
+    baselines: str = DEFAULT_BASELINES
+    """Where the report puts the ``baseline.*`` controls (:data:`nclue.matrix.spec.BASELINE_LAYOUTS`)."""
 
     @classmethod
     def open(cls, directory: str | os.PathLike[str]) -> RunSet:
@@ -117,6 +122,7 @@ class RunSet:
             k=int(spec.get("k", DEFAULT_K)),
             contrasts=contrasts,
             headline=headline_of(root, manifest, entries),
+            baselines=baselines_of(root, spec),
         )
 
     @property
@@ -179,6 +185,22 @@ def headline_of(root: Path, manifest: Mapping[str, Any], runs: Iterable[str]) ->
             "rerun `nclue run --matrix` to rewrite the manifest"
         )
     return pair if set(pair) <= ran else None
+
+
+def baselines_of(root: Path, spec: Mapping[str, Any]) -> str:
+    """The baseline layout a run folder's ``matrix.json`` records in its ``spec`` record.
+
+    A record without the key was written before specs had one, when every report listed the
+    ``baseline.*`` controls apart: ``apart``, so those reports still reproduce. A value that is
+    not a layout is a damaged manifest, refused.
+    """
+    layout = spec.get("baselines", BASELINES_APART)
+    if layout not in BASELINE_LAYOUTS:
+        raise NclueError(
+            f"{root / MANIFEST}: spec baselines {layout!r} is not one of {', '.join(BASELINE_LAYOUTS)}; "
+            "rerun `nclue run --matrix` to rewrite the manifest"
+        )
+    return layout
 
 
 def _standalone(name: str) -> RunEntry:

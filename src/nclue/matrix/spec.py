@@ -4,7 +4,8 @@ A spec is a TOML file (the default ships as ``nclue/matrix/default.toml``)::
 
     depth = 100                 # documents per ranking
     k = 10                      # metric cut-off
-    form = "clean_v2"           # default query rendering
+    form = "raw"                # default query rendering: the ranked one (omitted: clean_v2)
+    baselines = "ranked"        # baseline.* controls in Table S1 ("ranked") or in S1d ("apart")
 
     [headline]                  # optional: the pair Table S1i decomposes
     base = "bm25.and"
@@ -29,7 +30,14 @@ a decomposition, not a test, so it need not be a ``[[contrast]]`` and adds nothi
 max-|T| family; without it the first contrast's base and displayed variant are used.
 
 Run names are the system name for the default form and ``system@form`` otherwise; they are
-also the run file stems, the table rows and the CLI strings.
+also the run file stems, the table rows and the CLI strings. The shipped specs run on ``raw``, the
+rendering of the paper's CrossPage matrix; a spec without ``form`` runs on
+:data:`nclue.types.DEFAULT_FORM`, the rendering of a single ``nclue run``.
+
+``baselines`` places the query-blind controls ``baseline.random`` and ``baseline.frequency_prior``
+in the report: ``ranked`` (the default, the paper's Tables S1a–S1c) ranks them in Table S1 with the
+fair systems, category BL; ``apart`` lists them unranked in Table S1d with the construction-fact
+oracles (SPEC §5.6). Either way they are never a contrast, a headline or a study's system.
 """
 
 from __future__ import annotations
@@ -47,6 +55,13 @@ DEFAULT_DEPTH = 100
 """Ranking depth of every run when the spec names none."""
 DEFAULT_K = 10
 """Metric cut-off when the spec names none."""
+BASELINES_RANKED = "ranked"
+"""Layout: the ``baseline.*`` controls ranked in Table S1 with the fair systems (the paper's Tables S1a–S1c)."""
+BASELINES_APART = "apart"
+"""Layout: the ``baseline.*`` controls unranked in Table S1d with the oracles (SPEC §5.6)."""
+BASELINE_LAYOUTS = (BASELINES_RANKED, BASELINES_APART)
+DEFAULT_BASELINES = BASELINES_RANKED
+"""The baseline layout when the spec names none."""
 
 BLOCKS: dict[str, str] = {
     "standalone": "RET",
@@ -100,6 +115,8 @@ class MatrixSpec:
     sha256: str
     headline: tuple[str, str] | None = None
     """``(base, variant)``: the pair Table S1i decomposes (``None``: the spec names none)."""
+    baselines: str = DEFAULT_BASELINES
+    """Where the report puts the ``baseline.*`` controls: one of :data:`BASELINE_LAYOUTS`."""
 
     @property
     def run_names(self) -> list[str]:
@@ -212,8 +229,8 @@ def load_matrix(path: str | Path | None = None) -> MatrixSpec:
     """Parse and validate a matrix TOML; ``None`` loads the shipped default, a bare name (``shift``) a shipped one.
 
     Raises :class:`NclueError` naming the file and the offending entry for unknown keys, values
-    of the wrong type, malformed system names, unknown blocks or forms, duplicate runs,
-    contrasts or a ``[headline]`` that name runs not in the matrix.
+    of the wrong type, malformed system names, unknown blocks, forms or baseline layouts, duplicate
+    runs, contrasts or a ``[headline]`` that name runs not in the matrix.
     """
     p = Path(path) if path is not None else default_matrix_path()
     if not p.is_file() and path is not None and p.suffix == "" and default_matrix_path(p.name).is_file():
@@ -225,16 +242,19 @@ def load_matrix(path: str | Path | None = None) -> MatrixSpec:
         doc = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise NclueError(f"{p}: not valid TOML ({exc})") from None
-    unknown = set(doc) - {"depth", "k", "form", "headline", "run", "contrast"}
+    unknown = set(doc) - {"depth", "k", "form", "baselines", "headline", "run", "contrast"}
     if unknown:
         raise NclueError(
-            f"{p}: unknown top-level keys {sorted(unknown)}; allowed: depth, k, form, headline, run, contrast"
+            f"{p}: unknown top-level keys {sorted(unknown)}; allowed: depth, k, form, baselines, headline, run, contrast"
         )
     depth = _value(doc, "depth", int, DEFAULT_DEPTH, str(p))
     k = _value(doc, "k", int, DEFAULT_K, str(p))
     form = _value(doc, "form", str, DEFAULT_FORM, str(p))
     if form not in FORMS:
         raise NclueError(f"{p}: form {form!r} is not one of {', '.join(FORMS)}")
+    baselines = _value(doc, "baselines", str, DEFAULT_BASELINES, str(p))
+    if baselines not in BASELINE_LAYOUTS:
+        raise NclueError(f"{p}: baselines {baselines!r} is not one of {', '.join(BASELINE_LAYOUTS)}")
     if not 1 <= k <= depth:
         raise NclueError(f"{p}: need 1 <= k <= depth, got k={k}, depth={depth}")
     runs = _run_specs(p, doc, form)
@@ -252,4 +272,5 @@ def load_matrix(path: str | Path | None = None) -> MatrixSpec:
         source=str(p),
         sha256=hashlib.sha256(raw).hexdigest(),
         headline=_headline(p, doc, names),
+        baselines=baselines,
     )

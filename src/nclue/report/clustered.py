@@ -9,7 +9,7 @@
   documents, connected components of the query–gold-document graph and of the all-judged
   graph (count and largest), the connected-component bootstrap interval, the crossed
   intervals, the leave-one-document ranges and the removal of the 20 highest-degree
-  documents.
+  documents — of the gold-only NDCG@10 gap by default, as in the seed (:data:`S1I_METRIC`).
 
 Every value is in percentage points except counts.
 """
@@ -21,15 +21,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nclue.errors import NclueError
 from nclue.io import json_safe
-from nclue.scoring import Benchmark, Contrast, Scores, compare_runs, metric_matrix
+from nclue.scoring import Benchmark, Contrast, Scores, metric_matrix
+from nclue.scoring.compare import shared_document_sensitivity
 from nclue.stats import (
     component_bootstrap_ci,
     component_summary,
     document_macro,
     one_query_per_doc_ci,
 )
-from nclue.tables import Table, fmt_ci, fmt_pp
+from nclue.tables import METRIC_LABELS, Table, fmt_ci, fmt_pp
 
 PP = 100.0
 
@@ -100,13 +102,19 @@ def clustered_table(contrasts: Sequence[Contrast], rows: Mapping[str, ClusteredR
     )
 
 
+S1I_METRIC = "gold_ndcg"
+"""The metric of Table S1i: the seed's shared-document analysis is of the gold-only NDCG@10 gap
+(its "Observed fusion−BM25 gap +.1718"); ``metric=`` chooses another per-query metric."""
+
+
 @dataclass(frozen=True)
 class ComponentColumn:
-    """One benchmark's column of Table S1i for the contrast ``variant − base``."""
+    """One benchmark's column of Table S1i for the contrast ``variant − base`` on ``metric`` (pp)."""
 
     benchmark: str
     base: str
     variant: str
+    metric: str
     queries: int
     gold_documents: int
     gold_components: int
@@ -128,12 +136,25 @@ class ComponentColumn:
 
 
 def component_column(
-    label: str, bench: Benchmark, scores: Scores, base: str, variant: str, n_boot: int, n_draws: int, seed: int
+    label: str,
+    bench: Benchmark,
+    scores: Scores,
+    base: str,
+    variant: str,
+    *,
+    n_boot: int,
+    seed: int,
+    metric: str = S1I_METRIC,
 ) -> ComponentColumn:
-    """Table S1i's statistics of ``variant − base`` on one benchmark."""
-    contrast = compare_runs(bench, scores, base, [variant], n_boot=n_boot, n_draws=n_draws, seed=seed)[variant]
-    primary = metric_matrix(scores, "n_clue_score")
-    diff = primary[scores.index(variant)] - primary[scores.index(base)]
+    """Table S1i's statistics of the per-query ``metric`` difference ``variant − base`` on one benchmark:
+    the observed mean, the connected-component bootstrap and the shared-document sensitivity
+    (:func:`nclue.scoring.compare.shared_document_sensitivity`) over gold and over all judged documents."""
+    for name in (base, variant):
+        if name not in scores.names:
+            raise NclueError(f"Table S1i: run {name!r} is not loaded (loaded: {', '.join(scores.names)})")
+    values = metric_matrix(scores, metric)
+    diff = values[scores.index(variant)] - values[scores.index(base)]
+    sens = shared_document_sensitivity(diff[None, :], bench, n_boot, seed)[0]
     gold, judged = bench.incidence("gold"), bench.incidence("judged")
     g_comp, g_large = component_summary(gold)
     j_comp, j_large = component_summary(judged)
@@ -141,22 +162,28 @@ def component_column(
         benchmark=label,
         base=base,
         variant=variant,
+        metric=metric,
         queries=bench.n_queries,
         gold_documents=int((np.diff(gold.tocsr().indptr) > 0).sum()),
         gold_components=g_comp,
         gold_largest=g_large,
         judged_components=j_comp,
         judged_largest=j_large,
-        observed=contrast.delta["n_clue_score"],
+        observed=PP * float(diff.mean()),
         component_ci=_pair(component_bootstrap_ci(diff, gold, n_boot, seed)) if g_comp >= 2 else None,
-        crossed_gold=contrast.crossed_gold,
-        leave_one_gold_doc=contrast.leave_one_gold_doc,
-        remove_top20_gold=contrast.remove_top20_gold or {},
+        crossed_gold=_defined(sens["crossed_gold"]),
+        leave_one_gold_doc=_defined(sens["leave_one_gold_doc"]),
+        remove_top20_gold=sens["remove_top20_gold"],
         judged_component_ci=_pair(component_bootstrap_ci(diff, judged, n_boot, seed)) if j_comp >= 2 else None,
-        crossed_judged=contrast.crossed_judged,
-        leave_one_judged_doc=contrast.leave_one_judged_doc,
-        remove_top20_judged=contrast.remove_top20_judged or {},
+        crossed_judged=_defined(sens["crossed_judged"]),
+        leave_one_judged_doc=_defined(sens["leave_one_judged_doc"]),
+        remove_top20_judged=sens["remove_top20_judged"],
     )
+
+
+def _defined(lo_hi: tuple[float, float]) -> tuple[float, float] | None:
+    """``lo_hi`` (already pp), or ``None`` when the statistic is undefined (NaN)."""
+    return None if np.isnan(lo_hi[0]) else lo_hi
 
 
 def components_table(columns: Sequence[ComponentColumn]) -> Table:
@@ -168,7 +195,7 @@ def components_table(columns: Sequence[ComponentColumn]) -> Table:
     lines = (
         ("Queries / distinct gold docs", lambda c: f"{c.queries:,} / {c.gold_documents:,}"),
         ("Connected components (largest)", lambda c: f"{c.gold_components} ({c.gold_largest:,})"),
-        ("Observed ΔScore", lambda c: fmt_pp(c.observed, 2, sign=True)),
+        ("Observed gap", lambda c: fmt_pp(c.observed, 2, sign=True)),
         ("Component bootstrap 95% CI", lambda c: fmt_ci(c.component_ci, 2, sign=True)),
         ("Crossed query/doc 95% interval", lambda c: fmt_ci(c.crossed_gold, 2, sign=True)),
         ("Leave-one-gold-doc range", lambda c: fmt_ci(c.leave_one_gold_doc, 2, sign=True)),
@@ -184,7 +211,8 @@ def components_table(columns: Sequence[ComponentColumn]) -> Table:
         ("Shared-document sensitivity", *(c.benchmark for c in columns)),
         tuple((label, *(cell(c) for c in columns)) for label, cell in lines),
         "l" + "r" * len(columns),
-        f"Shared-document dependence of {first.variant} − {first.base} (n-Clue Score, pp). Components "
+        f"Shared-document dependence of {first.variant} − {first.base} ({METRIC_LABELS.get(first.metric, first.metric)}, "
+        "pp). Components "
         "link queries that share a gold (or any judged) document; the component bootstrap resamples whole "
         "components (no interval from a single component). Stress models, not uniquely correct sampling distributions.",
         number="S1i",

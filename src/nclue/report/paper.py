@@ -13,7 +13,10 @@ Tables (the seed paper's numbering):
 
 * **S1** fair runs of the default query form ranked by n-Clue Score, with the exact-family
   95% bootstrap interval, Gold Hit, Gold-NDCG, graded NDCG and M/P/G (equal scores by name);
-* **S1d** privileged controls and baselines from ``BENCH/controls/`` — never ranked;
+  with the matrix spec's ``baselines = "ranked"`` (the default, the paper's Tables S1a–S1c) the
+  query-blind ``baseline.*`` controls of ``BENCH/controls/`` are ranked among them, category BL;
+* **S1d** the controls not ranked in S1: the privileged ``oracle.*`` controls (construction
+  facts), and with ``baselines = "apart"`` (SPEC §5.6) the ``baseline.*`` ones too;
 * **S2a** the LLM paraphrase probe, from ``SYSTEM@paraphrase`` runs (:mod:`nclue.report.paraphrase_probe`);
 * **S2b** n-Clue Score of each system on every query form it ran on;
 * **S1e** displayed contrasts: each block's best endpoint (by n-Clue Score) against its base,
@@ -30,7 +33,9 @@ Tables (the seed paper's numbering):
   (:mod:`nclue.report.difficulty`), **S6** the label example (:mod:`nclue.report.label`).
 
 Spearman's ρ between the metric orderings is computed over the fair runs of the default form
-only (controls and off-form runs would inflate it).
+only (controls and off-form runs would inflate it). A ranked baseline takes a rank in S1 and
+nothing else: the figure, the strata, page support, the studies and every contrast and headline
+pick use the fair runs only.
 """
 
 from __future__ import annotations
@@ -44,8 +49,9 @@ from pathlib import Path
 from nclue.errors import NclueError, require_seed
 from nclue.io import atomic_write_text, json_safe, sha256_file, write_json
 from nclue.matrix.runset import RunSet
+from nclue.matrix.spec import BASELINES_RANKED, BLOCKS
 from nclue.release import Release
-from nclue.report.clustered import ClusteredRow, ComponentColumn, clustered_table, components_table
+from nclue.report.clustered import S1I_METRIC, ClusteredRow, ComponentColumn, clustered_table, components_table
 from nclue.report.difficulty import DifficultyStudy
 from nclue.report.label import LabelExample
 from nclue.report.masking import MaskingStudy
@@ -74,6 +80,10 @@ CONTROL_DIR = "controls"
 SUMS = "SHA256SUMS"
 INVENTORY = "inventory.jsonl"
 FORM_ORDER = ("raw", "clean_v2", "natural", "paraphrase")
+STUDY_METRICS = ("gold_ndcg", "n_clue_score")
+"""Per-query metrics Table S1i and the per-source deltas can be computed on."""
+BASELINE_PREFIX = "baseline."
+"""Controls that read no construction fact (``baseline.random``, ``baseline.frequency_prior``), category BL."""
 
 
 @dataclass(frozen=True)
@@ -106,40 +116,67 @@ class PaperReport(Tabular):
     masking_path: str | None = None
     qrels: Mapping[str, object] | None = None
     labels_built_by: str = ""
+    study_metric: str = S1I_METRIC
+    """The per-query metric of Table S1i and the SourceShift per-source deltas (the seed's gold-only NDCG@10)."""
+    baselines: str = BASELINES_RANKED
+    """Where the ``baseline.*`` controls go: ranked in Table S1 or ``apart`` in S1d (the matrix spec's ``baselines``)."""
+
+    @property
+    def ranked_baselines(self) -> tuple[str, ...]:
+        """The ``baseline.*`` controls Table S1 ranks with the fair runs (none when they are apart)."""
+        if self.baselines != BASELINES_RANKED:
+            return ()
+        return tuple(n for n in self.controls if n.startswith(BASELINE_PREFIX))
+
+    @property
+    def ranking(self) -> list[str]:
+        """Table S1's rows in rank order: the fair runs and the ranked baselines, by n-Clue Score (ties by name)."""
+        return self.card.ranked([*self.fair, *self.ranked_baselines])
+
+    @property
+    def unranked_controls(self) -> tuple[str, ...]:
+        """Table S1d's rows: every control that Table S1 does not rank."""
+        return tuple(n for n in self.controls if n not in self.ranked_baselines)
+
+    def _scorecard_caption(self) -> str:
+        """Table S1's caption: what it ranks, over what, with which interval."""
+        ranked = f"Fair systems of form {self.default_form}"
+        if self.ranked_baselines:
+            ranked += " and the query-blind baselines (baseline.*, BL)"
+        return (
+            f"{ranked} ranked by n-Clue Score@{self.k} over {self.queries} queries ({self.families} families; "
+            f"exact-family bootstrap, {self.bootstrap} replicates); percentage points. "
+            "M/P/G = Miss / Subset-first / Gold-first."
+        )
+
+    def _controls_caption(self) -> str:
+        """Table S1d's caption: why its rows are not ranked."""
+        if self.baselines == BASELINES_RANKED:
+            return (
+                "Construction-fact controls (oracle.*): each reads the construction inventory, privileged input, "
+                "so none is a fair retriever; never ranked."
+            )
+        return (
+            "Controls read the construction inventory (oracle.*) or ignore the query "
+            "(baseline.*); never ranked with fair systems."
+        )
 
     def _scorecard_sections(self) -> list[tuple[str, str, Table]]:
-        """Tables S1 (the fair systems, ranked) and S1d (the controls, never ranked with them)."""
+        """Tables S1 (the fair systems, and the ranked baselines) and S1d (the controls never ranked)."""
+        scorecard = scorecard_table(self.card, self.ranking, self.categories, caption=self._scorecard_caption())
+        controls = scorecard_table(self.card, self.unranked_controls, ranked=False, caption=self._controls_caption())
         return [
-            (
-                "table_s1_scorecard",
-                "Scorecard (Table S1)",
-                replace(
-                    scorecard_table(
-                        self.card,
-                        self.fair,
-                        self.categories,
-                        caption=f"Fair systems of form {self.default_form} ranked by n-Clue Score@{self.k} over "
-                        f"{self.queries} queries ({self.families} families; exact-family bootstrap, "
-                        f"{self.bootstrap} replicates); percentage points. M/P/G = Miss / Subset-first / Gold-first.",
-                    ),
-                    number="S1",
-                ),
-            ),
-            (
-                "table_s1d_controls",
-                "Controls (Table S1d)",
-                replace(
-                    scorecard_table(
-                        self.card,
-                        self.controls,
-                        ranked=False,
-                        caption="Controls read the construction inventory (oracle.*) or ignore the query "
-                        "(baseline.*); never ranked with fair systems.",
-                    ),
-                    number="S1d",
-                ),
-            ),
+            ("table_s1_scorecard", "Scorecard (Table S1)", replace(scorecard, number="S1")),
+            ("table_s1d_controls", "Controls (Table S1d)", replace(controls, number="S1d")),
         ]
+
+    def _rows_json(self, names: Sequence[str], ranks: Mapping[str, int]) -> dict[str, dict]:
+        """``report.json`` rows of ``names``: each run's numbers, led by its Table S1 rank and category where S1 ranks it."""
+        out = {}
+        for name in names:
+            ranked = {"rank": ranks[name], "category": self.categories.get(name, "RET")} if name in ranks else {}
+            out[name] = {**ranked, **self.card.runs[name].to_json()}
+        return out
 
     def sections(self) -> Iterator[tuple[str, str, Table]]:
         """``(file key, section title, table)`` for every table that has rows."""
@@ -227,7 +264,7 @@ class PaperReport(Tabular):
         return out
 
     def to_json(self) -> dict:
-        runs = self.card.runs
+        ranks = {n: i for i, n in enumerate(self.ranking, start=1)}
         return json_safe(
             {
                 "k": self.k,
@@ -237,6 +274,8 @@ class PaperReport(Tabular):
                 "bootstrap": self.bootstrap,
                 "draws": self.draws,
                 "default_form": self.default_form,
+                "baselines": self.baselines,
+                "study_metric": self.study_metric,
                 "inputs": dict(self.inputs),
                 "labels_built_by": self.labels_built_by,
                 "options": {
@@ -244,11 +283,8 @@ class PaperReport(Tabular):
                     "masking": self.masking_path,
                     "qrels": dict(self.qrels) if self.qrels else None,
                 },
-                "scorecard": {
-                    n: {"rank": i, "category": self.categories.get(n, "RET"), **runs[n].to_json()}
-                    for i, n in enumerate(self.fair, start=1)
-                },
-                "controls": {n: runs[n].to_json() for n in self.controls},
+                "scorecard": self._rows_json(self.fair, ranks),
+                "controls": self._rows_json(self.controls, ranks),
                 "query_forms": self.query_forms,
                 "paraphrase": {r.system: r.to_json() for r in self.paraphrase},
                 "contrasts": {name: c.to_json() for name, c in self.contrasts.items()},
@@ -323,6 +359,8 @@ def compute_report(
     qrels: str | os.PathLike[str] | None = None,
     masking_dir: str | os.PathLike[str] | None = None,
     check_inputs: bool = True,
+    shift_qrels: str | os.PathLike[str] | None = None,
+    study_metric: str = S1I_METRIC,
 ) -> PaperReport:
     """Every table's numbers from the frozen runs and qrels (deterministic for a seed).
 
@@ -338,7 +376,10 @@ def compute_report(
     column of S1i). Masked runs (Table S5a) are read from ``masking_dir`` when given and
     present (:func:`nclue.report.masking.run_masking` writes them). ``qrels`` scores
     every table on another qrels version of the same queries (``qrels.v2.jsonl`` from
-    ``nclue audit adjudicate``; nclue JSONL, BEIR ``.tsv`` or TREC), recorded with its SHA-256.
+    ``nclue audit adjudicate``; nclue JSONL, BEIR ``.tsv`` or TREC), recorded with its SHA-256;
+    ``shift_qrels`` does the same for the SourceShift release (the final copy of its stress path:
+    ``nclue audit challenge`` → tie-breaks → ``adjudicate``). ``study_metric`` is the per-query
+    metric of Table S1i and the per-source deltas (default the seed's Gold-NDCG@10).
     """
     require_seed(seed)
     bench_path, runs_path = Path(bench_dir), Path(run_dir)
@@ -350,7 +391,10 @@ def compute_report(
     qrels_record = qrels_version_record(Path(qrels)) if qrels is not None else None
     if qrels_record is not None:
         inputs["qrels/" + Path(qrels).name] = str(qrels_record["sha256"])
-    shifted = score_run_folder(shift[0], shift[1], check_inputs=check_inputs) if shift is not None else None
+    shift_qrels = Path(shift_qrels).resolve() if shift_qrels is not None else None  # recorded by absolute path
+    shifted = (
+        score_run_folder(shift[0], shift[1], shift_qrels, check_inputs=check_inputs) if shift is not None else None
+    )
     report = report_from_scores(
         folder.bench,
         folder.scores,
@@ -361,6 +405,7 @@ def compute_report(
         seed,
         controls=folder.controls,
         shift=shifted,
+        study_metric=study_metric,
     )
     masked = Path(masking_dir) if masking_dir is not None and Path(masking_dir).is_dir() else None
     masking = _masking_part(folder, list(report.fair), masked, inputs, n_boot, seed, check_inputs) if masked else None
@@ -368,6 +413,8 @@ def compute_report(
     if shift is not None and shifted is not None:
         inputs.update(_shift_inputs(Path(shift[0]), shifted))
         shift_paths = {"bench": str(Path(shift[0])), "runs": str(Path(shift[1]))}
+        if shift_qrels is not None:
+            shift_paths["qrels"] = str(shift_qrels)
     return replace(
         report,
         inputs=inputs,
@@ -388,6 +435,7 @@ def report_from_scores(
     seed: int = DEFAULT_SEED,
     controls: Sequence[str] = (),
     shift: ScoredFolder | None = None,
+    study_metric: str = S1I_METRIC,
 ) -> PaperReport:
     """Every table's numbers from an opened, scored run folder (deterministic for a seed).
 
@@ -396,6 +444,7 @@ def report_from_scores(
     ``inventory.jsonl`` of Table S5b and the ``MANIFEST.json`` that names the label signals.
     Table S1i decomposes :func:`headline_pair`. ``shift`` is the SourceShift run folder scored on
     its release (Tables S3–S4 and the second column of S1i, scored at this folder's ``k``).
+    ``study_metric`` is the metric of Table S1i and of the SourceShift per-source deltas.
 
     The report records no inputs (``inputs`` is empty), masked runs or options: those come from
     files, and :func:`compute_report` adds them.
@@ -418,10 +467,18 @@ def report_from_scores(
         else None
     )
     pair = headline_pair(runset, contrasts)
-    components = [component_column("development", bench, scores, *pair, n_boot, n_draws, seed)] if pair else []
+    if study_metric not in STUDY_METRICS:
+        raise NclueError(f"study metric {study_metric!r} is not one of {', '.join(STUDY_METRICS)}")
+    components = (
+        [component_column("development", bench, scores, *pair, n_boot=n_boot, seed=seed, metric=study_metric)]
+        if pair
+        else []
+    )
     shift_study = None
     if shift is not None:
-        shift_study, column = _shift_part(shift, scores, runset.names, runset.k, pair, n_boot, n_draws, seed)
+        shift_study, column = _shift_part(
+            shift, scores, runset.names, runset.k, pair, StudyDraws(n_boot, n_draws, seed, study_metric)
+        )
         components += [column] if column is not None else []
     return PaperReport(
         k=runset.k,
@@ -431,11 +488,12 @@ def report_from_scores(
         bootstrap=n_boot,
         draws=n_draws,
         default_form=runset.form,
+        study_metric=study_metric,
         inputs={},
         card=card,
         fair=tuple(fair),
         controls=tuple(controls),
-        categories={n: runset.entries[n].category for n in runset.names},
+        categories=_categories(runset, controls),
         query_forms=_query_forms(card, run_by_form),
         contrasts=contrasts,
         spearman=headline_spearman(scores, fair),
@@ -446,7 +504,14 @@ def report_from_scores(
         difficulty=difficulty,
         label=select_example(release, seed),
         labels_built_by=_labels_built_by(release.root),
+        baselines=runset.baselines,
     )
+
+
+def _categories(runset: RunSet, controls: Sequence[str]) -> dict[str, str]:
+    """The category code of every run (its matrix block's) and of every ``baseline.*`` control (BL)."""
+    baselines = {n: BLOCKS["baseline"] for n in controls if n.startswith(BASELINE_PREFIX)}
+    return {**{n: runset.entries[n].category for n in runset.names}, **baselines}
 
 
 def _query_forms(card: Scorecard, run_by_form: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, float]]:
@@ -529,15 +594,24 @@ def declared_contrasts(
     return contrasts
 
 
+@dataclass(frozen=True)
+class StudyDraws:
+    """How the SourceShift part draws its statistics: bootstrap replicates, randomization draws, the
+    seed, and the per-query metric of its per-source deltas and S1i column."""
+
+    n_boot: int
+    n_draws: int
+    seed: int
+    metric: str
+
+
 def _shift_part(
     shift: ScoredFolder,
     scores: Scores,
     names: list[str],
     k: int,
     pair: tuple[str, str] | None,
-    n_boot: int,
-    n_draws: int,
-    seed: int,
+    draws: StudyDraws,
 ) -> tuple[ShiftStudy, ComponentColumn | None]:
     """The SourceShift study (Tables S3–S4) and its S1i column for ``pair`` (scored at the development
     benchmark's ``k``); ``scores`` and ``names``: the development benchmark's scores and runs."""
@@ -551,11 +625,24 @@ def _shift_part(
         for v in c.endpoints
         if c.base in names and v in names
     }
-    study = shift_from_scores(shift.bench, shift.scores, shift.runset, shift.release, n_boot, n_draws, seed, dev_deltas)
+    study = shift_from_scores(
+        shift.bench,
+        shift.scores,
+        shift.runset,
+        shift.release,
+        draws.n_boot,
+        draws.n_draws,
+        draws.seed,
+        dev_deltas,
+        source_metric=draws.metric,
+    )
     if pair is None or not set(pair) <= set(shift.runset.names):
         return study, None
     at_k = shift.scores if shift.scores.k == k else _rescore(shift, pair, k)
-    return study, component_column("SourceShift", shift.bench, at_k, *pair, n_boot, n_draws, seed)
+    column = component_column(
+        "SourceShift", shift.bench, at_k, *pair, n_boot=draws.n_boot, seed=draws.seed, metric=draws.metric
+    )
+    return study, column
 
 
 def _rescore(folder: ScoredFolder, names: Sequence[str], k: int) -> Scores:

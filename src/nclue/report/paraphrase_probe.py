@@ -77,23 +77,27 @@ def probe_rows(
 
 
 def probe_table(rows: Sequence[ProbeRow], default_form: str) -> Table:
-    """Table S2a in the seed's layout plus the default form, the interval and p."""
-    body = tuple(
-        (
+    """Table S2a in the seed's layout (Raw, Paraphrase, Δ) plus the interval and p, and the default
+    form's column when the default form is not raw (a second raw column would repeat the first)."""
+    with_default = default_form != "raw"
+
+    def cells(r: ProbeRow) -> tuple[str, ...]:
+        default = (fmt_pp(r.default),) if with_default else ()
+        return (
             r.system,
             fmt_pp(r.raw),
-            fmt_pp(r.default),
+            *default,
             fmt_pp(r.paraphrase),
             f"{fmt_pp(r.delta, sign=True)} vs {r.reference}",
             fmt_ci(r.ci, 1, sign=True),
             fmt_p(r.p_family),
         )
-        for r in rows
-    )
+
+    headers = ("System", "Raw Score", *((f"{default_form} Score",) if with_default else ()), "Paraphrase Score")
     return Table(
-        ("System", "Raw Score", f"{default_form} Score", "Paraphrase Score", "Δ", "Exact-family 95% CI", "p (family)"),
-        body,
-        "lrrrrcr",
+        (*headers, "Δ", "Exact-family 95% CI", "p (family)"),
+        tuple(cells(r) for r in rows),
+        "l" + "r" * (len(headers) - 1) + "rcr",
         "n-Clue Score@10 on the frozen LLM paraphrases against the verbatim renderings (pp); Δ is "
         "paraphrase − raw (the default form where no raw run exists). A probe: paraphrases may keep condition words.",
         number="S2a",

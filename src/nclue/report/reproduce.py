@@ -29,6 +29,10 @@ from nclue.io import json_leaves, read_json_object, sha256_file
 from nclue.report.masking import MASK_DIR
 from nclue.report.paper import PaperReport, compute_report, frozen_name
 
+LEGACY_STUDY_METRIC = "n_clue_score"
+"""The metric of Table S1i and the per-source deltas in a freeze that does not record one (before the
+seed's Gold-NDCG@10 became the default), so older reports still verify."""
+
 _UNIT_SCALE = {
     "spearman",
     "rho",
@@ -206,6 +210,8 @@ def verify(
         qrels=qrels,
         masking_dir=masking_dir,
         check_inputs=False,
+        shift_qrels=shift.get("qrels") if shift else None,
+        study_metric=frozen.get("study_metric", LEGACY_STUDY_METRIC),
     )
     result.recomputed = fresh
     result.cell_failures, result.cells_checked = compare_cells(frozen, fresh.to_json(), limits)

@@ -14,8 +14,9 @@ release and run directory:
 * **Table S4** — each declared contrast ``variant − base`` per form: the mean paired
   difference (pp) and the two-sided query-level sign-flip p (``n_draws`` draws, +1
   correction; ``docs/statistics.md#paired-randomization-test``);
-* **source heterogeneity** — each contrast on the default form within each source: Δ with
-  its exact-family bootstrap interval (families restricted to the source's queries; a source
+* **source heterogeneity** — each contrast on the default form within each source, on the
+  gold-only NDCG@10 gap as the seed reports it (":math:`+.128` arXiv, …"; :data:`SOURCE_METRIC`,
+  ``source_metric=`` for another per-query metric): Δ with its exact-family bootstrap interval (families restricted to the source's queries; a source
   with fewer than five gold families gets none — resampling so few is degenerate). A
   source *reverses* a contrast when its Δ has the opposite sign of the pooled Δ; a contrast
   reverses *between benchmarks* when its pooled SourceShift Δ and its development Δ differ
@@ -45,10 +46,12 @@ from nclue.io import json_safe
 from nclue.matrix.runset import RunSet
 from nclue.release import Release
 from nclue.scoring import Benchmark, Scores
-from nclue.tables import Table, Tabular, fmt_ci, fmt_p, fmt_pp
+from nclue.tables import METRIC_LABELS, Table, Tabular, fmt_ci, fmt_p, fmt_pp
 
 FORMS = ("raw", "clean_v2", "natural")
 MIN_FAMILIES = 5
+SOURCE_METRIC = "gold_ndcg"
+"""The metric of the per-source deltas: the seed's source heterogeneity is of the gold-only NDCG@10 gap."""
 """A per-source interval needs at least this many exact gold families (fewer make a percentile bootstrap degenerate)."""
 
 
@@ -98,10 +101,12 @@ class ShiftContrast(_Row):
 
 @dataclass(frozen=True)
 class SourceDelta(_Row):
-    """One contrast within one source on the default form (pp): Δ, its exact-family interval (``None``
-    below :data:`MIN_FAMILIES` families), the pooled and development Δ, and whether the source reverses it."""
+    """One contrast within one source on the default form, on ``metric`` (pp): Δ, its exact-family
+    interval (``None`` below :data:`MIN_FAMILIES` families), the pooled Δ, the development Δ (n-Clue
+    Score, so only when ``metric`` is n-Clue Score) and whether the source reverses the pooled Δ."""
 
     contrast: str
+    metric: str
     source: str
     queries: int
     families: int
@@ -140,6 +145,9 @@ class ShiftStudy(Tabular):
     source_deltas: tuple[SourceDelta, ...]
     reversal_records: tuple[Reversal, ...]
     metric_ordering: MetricOrdering
+    source_metric: str = SOURCE_METRIC
+    qrels: str = ""
+    """The qrels file scored when it is not the release's own (``--shift-qrels``: the final copy), else ``""``."""
 
     @property
     def reversals(self) -> tuple[str, ...]:
@@ -202,7 +210,9 @@ class ShiftStudy(Tabular):
             ("System", *forms),
             rows,
             "l" + "r" * len(forms),
-            f"n-Clue Score@10 of every SourceShift system on every query form ({self.queries} queries).",
+            f"n-Clue Score@10 of every SourceShift system on every query form ({self.queries} queries"
+            + (f"; qrels {self.qrels}" if self.qrels else "")
+            + ").",
             number="S3",
         )
 
@@ -245,7 +255,8 @@ class ShiftStudy(Tabular):
             ("Contrast", "Source", "Queries", "Families", "Δ", "Exact-family 95% CI", "Pooled Δ", "Reverses"),
             rows,
             "llrrrcrl",
-            f"Per-source ΔScore on {self.default_form} (pp) with exact-family bootstrap intervals ({self.bootstrap} "
+            f"Per-source Δ{METRIC_LABELS.get(self.source_metric, self.source_metric)} on {self.default_form} (pp) "
+            f"with exact-family bootstrap intervals ({self.bootstrap} "
             "replicates within each source; none below five gold families); a source reverses a contrast when its Δ "
             "has the opposite sign of the pooled Δ.",
         )
@@ -262,6 +273,8 @@ class ShiftStudy(Tabular):
                 "mixed_queries": self.mixed_queries,
                 "scores": self.scores,
                 "contrasts": [c.to_json() for c in self.contrasts],
+                "source_metric": self.source_metric,
+                "qrels": self.qrels or None,
                 "source_deltas": [d.to_json() for d in self.source_deltas],
                 "reversals": list(self.reversals),
                 "metric_ordering": self.metric_ordering.to_json(),
@@ -292,6 +305,7 @@ class Reversal:
     ci: tuple[float, float] | None = None
     excludes_zero: bool = False
     forms: Mapping[str, FormDelta] | None = None
+    metric: str = "n_clue_score"
 
     @classmethod
     def of_source(cls, row: SourceDelta) -> Reversal:
@@ -301,6 +315,7 @@ class Reversal:
             row.contrast,
             row.delta,
             row.pooled,
+            metric=row.metric,
             source=row.source,
             queries=row.queries,
             families=row.families,
@@ -323,7 +338,8 @@ class Reversal:
                 else f"no interval: {self.families} gold famil{'y' if self.families == 1 else 'ies'}"
             )
             return (
-                f"{self.contrast} reverses on {self.source} ({self.queries} queries): {self.delta:+.1f} ({interval}) "
+                f"{self.contrast} reverses on {self.source} ({self.queries} queries): "
+                f"Δ{METRIC_LABELS.get(self.metric, self.metric)} {self.delta:+.1f} ({interval}) "
                 f"against {self.reference:+.1f} pooled."
             )
         forms = self.forms or {}
@@ -339,6 +355,7 @@ def compute_shift(
     seed: int,
     dev_deltas: Mapping[tuple[str, str], float] | None = None,
     check_inputs: bool = True,
+    source_metric: str = SOURCE_METRIC,
 ) -> ShiftStudy:
     """The SourceShift study from its release and its matrix run directory (see the module docstring).
 
@@ -350,7 +367,7 @@ def compute_shift(
 
     folder = score_run_folder(bench_dir, run_dir, check_inputs=check_inputs)
     return shift_from_scores(
-        folder.bench, folder.scores, folder.runset, folder.release, n_boot, n_draws, seed, dev_deltas
+        folder.bench, folder.scores, folder.runset, folder.release, n_boot, n_draws, seed, dev_deltas, source_metric
     )
 
 
@@ -363,6 +380,7 @@ def shift_from_scores(
     n_draws: int,
     seed: int,
     dev_deltas: Mapping[tuple[str, str], float] | None = None,
+    source_metric: str = SOURCE_METRIC,
 ) -> ShiftStudy:
     """The SourceShift study of an opened, scored run folder (see the module docstring).
 
@@ -370,12 +388,14 @@ def shift_from_scores(
     ``release`` gives the documents' sources and, from its ``MANIFEST.json``, the extraction gate
     (refused when missing). ``dev_deltas`` maps ``(base, variant)`` to the development
     benchmark's ΔScore (pp) of the same pair, to state where the direction reverses between
-    benchmarks. Deterministic for a seed.
+    benchmarks. The per-source deltas are of ``source_metric`` (default :data:`SOURCE_METRIC`),
+    against its own pooled Δ. Deterministic for a seed.
     """
     from nclue.bench.pipeline import query_sources
     from nclue.scoring import metric_matrix
 
     primary = metric_matrix(scores, "n_clue_score")
+    by_source_metric = metric_matrix(scores, source_metric)
     source_of = {d.doc_id: d.source or "unknown" for d in release.corpus}
     by_query = query_sources(release.judgments, source_of)
     q_source = np.array([by_query.get(q, "none") for q in bench.qids], dtype=object)
@@ -393,7 +413,15 @@ def shift_from_scores(
         dev = (dev_deltas or {}).get((base, variant))
         if dev is not None and _sign(dev) * _sign(pooled) < 0:
             reversals.append(Reversal("benchmarks", name, pooled, dev, base, variant, form=runset.form))
-        rows = _source_deltas(name, diff, pooled, dev, q_source, bench.family, sources, n_boot, seed)
+        source_diff = by_source_metric[scores.index(variant)] - by_source_metric[scores.index(base)]
+        rows = _source_deltas(
+            SourceContrast(name, source_metric, source_diff, dev if source_metric == "n_clue_score" else None),
+            q_source,
+            bench.family,
+            sources,
+            n_boot,
+            seed,
+        )
         deltas += rows
         reversals += [Reversal.of_source(r) for r in rows if r.reverses]
         if len({_sign(v.delta) for v in contrast.forms.values()} - {0}) > 1:
@@ -414,7 +442,18 @@ def shift_from_scores(
         source_deltas=tuple(deltas),
         reversal_records=tuple(reversals),
         metric_ordering=_metric_ordering(scores, runset.fair()),
+        source_metric=source_metric,
+        qrels=_other_qrels(release),
     )
+
+
+def _other_qrels(release: Release) -> str:
+    """The path of the qrels file ``release`` was opened with when it is not the release's own, else ``""``."""
+    from nclue.release import QRELS_FILE
+
+    path = release.files.get("qrels")
+    own = release.root / QRELS_FILE if release.root is not None else None
+    return "" if path is None or own is None or Path(path).resolve() == own.resolve() else str(path)
 
 
 def _gate(release: Release) -> Mapping:
@@ -474,11 +513,19 @@ def _form_deltas(
     return out
 
 
+@dataclass(frozen=True)
+class SourceContrast:
+    """What :func:`_source_deltas` splits by source: a contrast's per-query ``metric`` differences and
+    its development Δ (pp; ``None`` when not on the same metric)."""
+
+    name: str
+    metric: str
+    diff: np.ndarray
+    development: float | None
+
+
 def _source_deltas(
-    name: str,
-    diff: np.ndarray,
-    pooled: float,
-    dev: float | None,
+    contrast: SourceContrast,
     q_source: np.ndarray,
     family: np.ndarray,
     sources: list[ShiftSource],
@@ -488,6 +535,8 @@ def _source_deltas(
     """One contrast's Δ within each source, with its exact-family interval (none below :data:`MIN_FAMILIES`)."""
     from nclue.stats import bootstrap_ci
 
+    diff = contrast.diff
+    pooled = 100.0 * float(diff.mean())
     rows = []
     for s in sources:
         mask = q_source == s.source
@@ -502,14 +551,15 @@ def _source_deltas(
         delta = 100.0 * float(diff[mask].mean())
         rows.append(
             SourceDelta(
-                contrast=name,
+                contrast=contrast.name,
+                metric=contrast.metric,
                 source=s.source,
                 queries=int(mask.sum()),
                 families=families,
                 delta=delta,
                 ci=None if ci is None else (float(ci[0]), float(ci[1])),
                 pooled=pooled,
-                development=dev,
+                development=contrast.development,
                 reverses=_sign(delta) * _sign(pooled) < 0,
                 excludes_zero=ci is not None and bool(ci[0] > 0 or ci[1] < 0),
             )

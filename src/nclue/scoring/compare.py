@@ -113,7 +113,7 @@ def compare_runs(
     p_query = paired_randomization(diffs["n_clue_score"], None, n_draws, seed)
     p_family = paired_randomization(diffs["n_clue_score"], bench.family, n_draws, seed)
     p_holm = holm(p_family) if len(rows) else np.array([])
-    sens = _sensitivity(diffs["n_clue_score"], bench, n_boot, seed) if sensitivity and rows else []
+    sens = shared_document_sensitivity(diffs["n_clue_score"], bench, n_boot, seed) if sensitivity and rows else []
     contrasts: dict[str, Contrast] = {}
     for i, (name, r) in enumerate(zip(variants, rows)):
         common = (scores.outcome[b] != MISS) & (scores.outcome[r] != MISS)
@@ -154,8 +154,12 @@ def compare_runs(
     )
 
 
-def _sensitivity(diffs: np.ndarray, bench: Benchmark, n_boot: int, seed: int) -> list[dict]:
-    """Shared-document checks of each n-Clue difference row (crossed weights drawn once)."""
+def shared_document_sensitivity(diffs: np.ndarray, bench: Benchmark, n_boot: int, seed: int) -> list[dict]:
+    """Shared-document checks of each per-query difference row (``(n_contrasts, n_queries)``, any metric),
+    in pp: the crossed query × gold-document (product weights) and query × judged-document (membership
+    weights) bootstrap intervals (``docs/statistics.md#crossed-query-document-bootstrap``; weights drawn
+    once for every row), the leave-one-document ranges and the mean after removing the 20 highest-degree
+    documents with the queries it keeps."""
     gold, judged = bench.incidence("gold"), bench.incidence("judged")
     crossed_gold = crossed_bootstrap(diffs, gold, "product", n_boot, seed)
     crossed_judged = crossed_bootstrap(diffs, judged, "membership", n_boot, seed)

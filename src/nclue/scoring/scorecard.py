@@ -28,7 +28,8 @@ CI_KINDS: tuple[str, ...] = ("family", "query", "none")
 DEFAULT_BOOTSTRAP = 1000
 DEFAULT_K = 10
 CONTROL_PREFIXES = ("oracle.", "baseline.")
-"""Run names of the privileged controls and baselines (``docs/construction.md#controls``), never ranked."""
+"""Run names of the privileged controls and baselines (``docs/construction.md#controls``): never fair runs; the
+report ranks the baselines as BL (``nclue.report.paper``)."""
 
 
 def scorecard(
