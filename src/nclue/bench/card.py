@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from nclue.bench.forms_qa import coverage_lines
+
 
 def _table(title: str, counts: dict[str, int]) -> list[str]:
     total = sum(counts.values()) or 1
@@ -203,6 +205,7 @@ def render_card(manifest: dict[str, Any], tables: dict[str, dict[str, int]], exa
         lines.append(
             f"| {ex['qid']} | {ex['clean_v2']} | `{gold['doc_id']}` ({gold_pages}) | `{sub['doc_id']}` (g={sub['grade']}; {sub_pages}) |"
         )
+    lines += ["", *coverage_lines(manifest.get("query_forms"))]
     lines += _paraphrase_lines(manifest.get("paraphrase"))
     lines += [
         "",

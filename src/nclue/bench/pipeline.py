@@ -29,6 +29,7 @@ from nclue.bench.card import render_card
 from nclue.bench.compose import Item, generate, select, select_gated
 from nclue.bench.construction_params import CONDITIONS, JUDGES, BuildOptions
 from nclue.bench.controls import CONTROL_NAMES, build_controls
+from nclue.bench.forms_qa import coverage_record
 from nclue.bench.inventory import Inventory, mine
 from nclue.bench.notices import REBUILD_FILES, write_rebuild_kit
 from nclue.bench.validate import validate_release
@@ -427,6 +428,7 @@ def write_release(
         },
         "drops": dict(sorted(construction.drops.items())),
         "controls": scores,
+        "query_forms": coverage_record(release.queries),
         "distributions": validation.tables,
         "validation": {"ok": validation.ok, "errors": validation.errors},
         **construction.extra,

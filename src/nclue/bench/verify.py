@@ -9,13 +9,15 @@ extraction gate excluded (``MANIFEST.json`` ``gate``) is in ``corpus.jsonl`` or 
 (:mod:`nclue.bench.validate`) and scores the privileged controls with the scorer
 (:mod:`nclue.scoring`): ``oracle.surface_and`` (unless the release keeps single-page documents as partials,
 ``--single-page partial``) and ``oracle.surface_form_count`` must score 100 and
-``oracle.single_page_and`` 0 (unless labels are document-level, ``--labels document``) (``docs/construction.md#controls``).
+``oracle.single_page_and`` 0 (unless labels are document-level, ``--labels document``) (``docs/construction.md#controls``),
+and checks that every verbatim query form contains every condition (:mod:`nclue.bench.forms_qa`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from nclue.bench.forms_qa import coverage_problems
 from nclue.bench.validate import Validation, validate_release
 from nclue.errors import NclueError
 from nclue.io import atomic_write_text, sha256_file
@@ -118,10 +120,13 @@ def verify(root: str | Path) -> tuple[list[str], Validation, dict[str, dict[str,
     except NclueError as exc:
         return problems + [str(exc)], Validation(errors=[str(exc)]), {}
     validation = validate_release(base, release)
-    problems += validation.errors + check_gate(base, release)
+    manifest = read_manifest(base, required=False) or {}
+    problems += (
+        validation.errors + check_gate(base, release) + coverage_problems(release.queries, manifest.get("query_forms"))
+    )
     scores = control_scores(base, release)
     surface, single = scores.get("oracle.surface_and"), scores.get("oracle.single_page_and")
-    compose = (read_manifest(base, required=False) or {}).get("parameters", {}).get("compose", {})
+    compose = manifest.get("parameters", {}).get("compose", {})
     if compose.get("single_page") == "partial":
         surface = None  # its one-page documents are partials there: 100 is not owed (oracle.surface_form_count is)
     if compose.get("labels") == "document":
