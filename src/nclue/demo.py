@@ -312,7 +312,8 @@ def _report(  # noqa: ANN202
 
 
 def _label_repair(bench: Path, runs: Path, qrels: Path, report: Path) -> None:
-    """``REPORT/label_repair.md`` (+ ``.json``): every fair run rescored on both qrels versions."""
+    """``REPORT/label_repair.md`` (+ ``.json``): every fair run rescored on both qrels versions, with the
+    matrix's headline pair (fusion − BM25-AND, as in the seed's pre/post table) as the contrast."""
     from nclue.audit.impact import impact
     from nclue.io import write_json
     from nclue.matrix.runset import RunSet
@@ -322,7 +323,8 @@ def _label_repair(bench: Path, runs: Path, qrels: Path, report: Path) -> None:
     fair = [runset.path(n) for n in runset.fair()]
 
     own = Release.open(bench, require_qrels=True).files["qrels"]
-    result = impact(bench, [own, qrels], fair, draws=2000)
+    headline = [(runset.headline[1], runset.headline[0])] if runset.headline else []  # (variant, base)
+    result = impact(bench, [own, qrels], fair, contrasts=headline, draws=2000)
     atomic_write_text(report / "label_repair.md", result.render("markdown"))
     write_json(report / "label_repair.json", result.to_json())
 
