@@ -157,3 +157,20 @@ def test_cli_prompt_options(collection, e5, cli):
     assert open_dense_index(collection).manifest["prompts"] == {"query": "q: ", "passage": ""}
     refused = cli("index", collection, "--dense", "minilm", "--dense-window", "3072", "--dense-overlap", "256")
     assert refused.exit_code != 0 and "254" in refused.output
+
+
+def test_maxsim_recomputes_pages_without_the_query_prompt(collection, e5, sentence_transformer):
+    """Without a token index MaxSim encodes a page's chunks as passages: the query prompt goes on queries only."""
+    from nclue.systems.late_interaction import MaxSimBackbone
+
+    build_dense_index(
+        collection, DenseOptions(model_path=e5, backend="torch", query_prompt="search: ", passage_prompt="")
+    )
+    index = open_dense_index(collection)
+    backbone = MaxSimBackbone(DenseBackbone(index, PageTable.from_store(PageStore.open(collection))))
+    page = PageStore.open(collection).texts[0]
+    expected = sentence_transformer.encode([page], output_value="token_embeddings", convert_to_numpy=True)[0]
+    expected = expected / np.linalg.norm(expected, axis=1, keepdims=True)
+    np.testing.assert_allclose(backbone.page_vectors(0), expected, atol=1e-4)
+    query = backbone.query_tokens(QUERY)
+    assert len(query) == len(sentence_transformer.tokenize(["search: " + QUERY])["input_ids"][0])

@@ -96,3 +96,26 @@ def test_cli_span_pages(tmp_path, cli):
     index = open_dense_index(collection)
     assert (index.manifest["window"], index.manifest["overlap"], index.manifest["span_pages"]) == (8, 2, True)
     assert index.chunks.page.tolist() == [0, 4]  # doc a (6 tokens) and doc b (4 tokens): one window each
+
+
+def test_maxsim_reads_every_covering_chunk(tmp_path):
+    """MaxSim on a spanning index scores a page by the tokens of every chunk covering it (brute force
+    over the chunks' own token vectors), not by the chunks that start on it."""
+    from nclue.index.tokens import open_token_index
+    from nclue.systems.late_interaction import MaxSimBackbone, maxsim
+
+    collection = write_collection(tmp_path / "coll", DOCS)
+    build_dense_index(collection, DenseOptions(backend="torch", window=3, overlap=1, span_pages=True), tokens=True)
+    index = open_dense_index(collection)
+    texts = PageStore.open(collection).texts
+    backbone = MaxSimBackbone(
+        DenseBackbone(index, PageTable.from_store(PageStore.open(collection))), open_token_index(collection, index)
+    )
+    encoder = load_encoder(None, backend="torch")
+    chunk_tokens = encoder.token_vectors(index.chunks.texts(texts))
+    query = encoder.token_vectors(["zeta"])[0]
+    for page, chunk_ids in {0: [0, 1], 2: [1, 2], 3: [2], 4: [3, 4]}.items():
+        exact = maxsim(query, np.concatenate([chunk_tokens[c] for c in chunk_ids]))
+        assert maxsim(query, backbone.page_vectors(page)) == pytest.approx(exact, abs=0.02)  # int4 token codes
+    assert len(backbone.page_vectors(1)) == 0  # the empty page: no chunk covers it
+    assert len(backbone.page_vectors(3)) == len(chunk_tokens[2])  # "zeta" starts no chunk, one covers it

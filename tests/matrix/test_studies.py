@@ -367,12 +367,20 @@ def test_shift_tables_on_a_final_qrels_copy(report, study_runs, tmp_path: Path) 
         shift_qrels=final,
         masking_dir=runs.parent / "masking",
     )
+    kept_too = compute_report(
+        bench, runs, n_boot=20, n_draws=100, shift=(bench, runs), shift_qrels=final, keep_zero_gold=True
+    )
     qids, labels, _ = _labels(bench)
     labels[qid][doc] = "partial"
+    scored = [q for q in qids if "gold" in labels[q].values()]  # a query the copy leaves without a gold is dropped
     for system, name in (("bm25.and", "bm25.and.jsonl"), ("bm25.decompose(distinct)", None)):
         ranked = _ranked(runs / name if name else run_path(runs, system))
-        hand = 100 * np.mean([_success(ranked.get(q, []), labels[q]) for q in qids])
+        hand = 100 * np.mean([_success(ranked.get(q, []), labels[q]) for q in scored])
         assert again.shift.scores[system]["clean_v2"] == pytest.approx(hand)
+        kept = 100 * np.mean([_success(ranked.get(q, []), labels[q]) for q in qids])
+        assert kept_too.shift.scores[system]["clean_v2"] == pytest.approx(kept)
+    dropped = sorted(set(qids) - set(scored))
+    assert again.to_json()["options"]["zero_gold"] == {"keep": False, "dropped": {"development": [], "shift": dropped}}
     assert again.shift.qrels == str(final.resolve()) and report.shift.qrels == ""
     assert again.to_json()["options"]["shift"]["qrels"] == str(final.resolve())
     assert again.to_json()["scorecard"] == report.to_json()["scorecard"]  # the development tables are untouched

@@ -5,9 +5,10 @@ The three verbatim renderings — ``raw``, ``clean_v2``, ``natural`` (``docs/lab
 query is *covered* in a form when every one of its conditions occurs in that form's text as an
 exact substring (case and spacing included). The seed reports 1,000/1,000 for each verbatim form;
 ``nclue build`` records the counts in ``MANIFEST.json`` (``query_forms``) and the dataset card, and
-``nclue bench verify`` re-derives them and fails on any verbatim form below every query. A frozen
-``paraphrase`` form is measured too but never required: an LLM paraphrase may substitute a concept
-(the seed's "executive overview" for "Executive Summary"), which is what the S2a probe is about.
+``nclue bench verify`` re-derives them and fails on any verbatim form below every query. A
+``paraphrase`` form that queries carry is measured by :func:`form_coverage` but neither recorded nor
+required: an LLM paraphrase may substitute a concept (the seed's "executive overview" for "Executive
+Summary"), which is what the S2a probe is about.
 """
 
 from __future__ import annotations

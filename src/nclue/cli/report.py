@@ -56,6 +56,12 @@ def report(
         "--study-metric",
         help="Per-query metric of Table S1i and the SourceShift per-source deltas (the seed's: gold_ndcg).",
     ),
+    keep_zero_gold: bool = typer.Option(
+        False,
+        "--keep-zero-gold",
+        help="With --qrels/--shift-qrels: keep queries the version leaves without a gold, scored as misses "
+        "(default: dropped with their rows, as after the supplement's repair and in `nclue audit impact`).",
+    ),
 ) -> None:
     """Write the paper-style report: scorecard, controls, forms, contrasts, strata, studies, plots, index.html.
 
@@ -102,6 +108,7 @@ def report(
         masking_dir=masking_dir,
         shift_qrels=shift_qrels,
         study_metric=study_metric.value,
+        keep_zero_gold=keep_zero_gold,
     )
     write_report(data, out, collection)
     typer.echo(

@@ -28,8 +28,9 @@ same encoder pass also writes the late-interaction token index
 (:mod:`nclue.index.tokens`): the token states the encoder computes before pooling are
 compressed and stored instead of thrown away.
 
-The default encoder path is :data:`~nclue.models.encoder.DEFAULT_BACKEND` (bfloat16
-weights, length-sorted batches of :data:`~nclue.models.encoder.DEFAULT_BATCH_SIZE`).
+The default encoder path is :data:`~nclue.models.encoder.DEFAULT_BACKEND`: bfloat16 weights where
+the CPU has native bfloat16 (AVX512-BF16 or AMX), the exact fp32 ONNX graph elsewhere, in
+length-sorted batches of :data:`~nclue.models.encoder.DEFAULT_BATCH_SIZE`.
 
 At query time :func:`open_dense_index` finds the index, checks that the collection has
 not changed and that the model files still hash to the recorded SHA-256. Queries are

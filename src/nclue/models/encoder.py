@@ -204,6 +204,11 @@ def with_prompt(encoder: Encoder, prompt: str) -> Encoder:
     return PromptedEncoder(encoder, prompt) if prompt else encoder
 
 
+def unprompted(encoder: Encoder) -> Encoder:
+    """``encoder`` without the prompt :func:`with_prompt` added (``encoder`` itself when it has none)."""
+    return encoder.base if isinstance(encoder, PromptedEncoder) else encoder
+
+
 def describe(encoder: Encoder) -> dict:
     """What defines an encoder's vectors: model identity, backend, truncation, batching, threads.
 

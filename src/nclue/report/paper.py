@@ -120,6 +120,9 @@ class PaperReport(Tabular):
     """The per-query metric of Table S1i and the SourceShift per-source deltas (the seed's gold-only NDCG@10)."""
     baselines: str = BASELINES_RANKED
     """Where the ``baseline.*`` controls go: ranked in Table S1 or ``apart`` in S1d (the matrix spec's ``baselines``)."""
+    zero_gold: Mapping[str, object] | None = None
+    """With a qrels version: ``keep`` (queries it leaves without a gold scored as misses) and, per study,
+    the queries dropped instead (``development``, ``shift``)."""
 
     @property
     def ranked_baselines(self) -> tuple[str, ...]:
@@ -282,6 +285,7 @@ class PaperReport(Tabular):
                     "shift": dict(self.shift_paths) if self.shift_paths else None,
                     "masking": self.masking_path,
                     "qrels": dict(self.qrels) if self.qrels else None,
+                    "zero_gold": dict(self.zero_gold) if self.zero_gold else None,
                 },
                 "scorecard": self._rows_json(self.fair, ranks),
                 "controls": self._rows_json(self.controls, ranks),
@@ -361,6 +365,7 @@ def compute_report(
     check_inputs: bool = True,
     shift_qrels: str | os.PathLike[str] | None = None,
     study_metric: str = S1I_METRIC,
+    keep_zero_gold: bool = False,
 ) -> PaperReport:
     """Every table's numbers from the frozen runs and qrels (deterministic for a seed).
 
@@ -379,12 +384,15 @@ def compute_report(
     ``nclue audit adjudicate``; nclue JSONL, BEIR ``.tsv`` or TREC), recorded with its SHA-256;
     ``shift_qrels`` does the same for the SourceShift release (the final copy of its stress path:
     ``nclue audit challenge`` → tie-breaks → ``adjudicate``). ``study_metric`` is the per-query
-    metric of Table S1i and the per-source deltas (default the seed's Gold-NDCG@10).
+    metric of Table S1i and the per-source deltas (default the seed's Gold-NDCG@10). On a qrels
+    version, queries it leaves without a gold are dropped with their rows (the supplement's
+    removal after repair, as in ``nclue audit impact``) unless ``keep_zero_gold``; the choice and
+    the dropped queries are recorded (``options.zero_gold``).
     """
     require_seed(seed)
     bench_path, runs_path = Path(bench_dir), Path(run_dir)
     control_paths = sorted((bench_path / CONTROL_DIR).glob("*.jsonl"))
-    folder = score_run_folder(bench_path, runs_path, qrels, control_paths, check_inputs)
+    folder = score_run_folder(bench_path, runs_path, qrels, control_paths, check_inputs, keep_zero_gold)
     inputs = input_hashes(
         release_file_hashes(bench_path, folder.release.hashes), runs_path, folder.runset.names, control_paths
     )
@@ -393,7 +401,9 @@ def compute_report(
         inputs["qrels/" + Path(qrels).name] = str(qrels_record["sha256"])
     shift_qrels = Path(shift_qrels).resolve() if shift_qrels is not None else None  # recorded by absolute path
     shifted = (
-        score_run_folder(shift[0], shift[1], shift_qrels, check_inputs=check_inputs) if shift is not None else None
+        score_run_folder(shift[0], shift[1], shift_qrels, check_inputs=check_inputs, keep_zero_gold=keep_zero_gold)
+        if shift is not None
+        else None
     )
     report = report_from_scores(
         folder.bench,
@@ -422,7 +432,20 @@ def compute_report(
         shift_paths=shift_paths,
         masking_path=str(masking_dir) if masking is not None else None,
         qrels=qrels_record,
+        zero_gold=_zero_gold_record(keep_zero_gold, folder, shifted, qrels, shift_qrels),
     )
+
+
+def _zero_gold_record(
+    keep: bool, folder: ScoredFolder, shifted: ScoredFolder | None, qrels: object, shift_qrels: object
+) -> dict[str, object] | None:
+    """What ``options.zero_gold`` records: nothing without a qrels version, else the rule and the dropped queries."""
+    if qrels is None and shift_qrels is None:
+        return None
+    dropped = {"development": list(folder.dropped)}
+    if shifted is not None:
+        dropped["shift"] = list(shifted.dropped)
+    return {"keep": keep, "dropped": dropped}
 
 
 def report_from_scores(

@@ -212,6 +212,7 @@ def verify(
         check_inputs=False,
         shift_qrels=shift.get("qrels") if shift else None,
         study_metric=frozen.get("study_metric", LEGACY_STUDY_METRIC),
+        keep_zero_gold=_kept_zero_gold(frozen),
     )
     result.recomputed = fresh
     result.cell_failures, result.cells_checked = compare_cells(frozen, fresh.to_json(), limits)
@@ -222,3 +223,10 @@ def verify(
         result.cell_failures += [f"coverage: {failure}" for failure in check.failures]
         result.cells_checked += check.cells_checked
     return result
+
+
+def _kept_zero_gold(frozen: dict) -> bool:
+    """The frozen report's zero-gold rule: what ``options.zero_gold`` records; a freeze from before the
+    rule existed kept such queries."""
+    record = (frozen.get("options") or {}).get("zero_gold")
+    return bool(record["keep"]) if isinstance(record, dict) and "keep" in record else True

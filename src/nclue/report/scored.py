@@ -3,7 +3,10 @@
 :func:`score_run_folder` opens the :class:`~nclue.matrix.runset.RunSet`, refuses run files changed
 since ``nclue run --matrix`` recorded them and a release the runs did not read
 (:mod:`nclue.report.provenance`, unless ``check_inputs`` is off), and scores every run — plus the
-given control runs — at the matrix's cut-off ``k``.
+given control runs — at the matrix's cut-off ``k``. On another qrels version (a repair's
+``qrels.v2.jsonl``), a query that has a gold on the release's own qrels and none on the version is
+dropped with its rows, as the supplement removes such queries after repair and as ``nclue audit
+impact`` does; ``keep_zero_gold`` keeps it, scored as an unavoidable miss.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ class ScoredFolder:
     bench: Benchmark
     scores: Scores
     controls: tuple[str, ...]
+    dropped: tuple[str, ...] = ()
+    """Queries left without a gold by the qrels version and dropped (sorted; empty when kept or none)."""
 
 
 def score_run_folder(
@@ -37,8 +42,10 @@ def score_run_folder(
     qrels: str | os.PathLike[str] | None = None,
     control_paths: Sequence[Path] = (),
     check_inputs: bool = True,
+    keep_zero_gold: bool = False,
 ) -> ScoredFolder:
-    """Score every run of ``run_dir`` (and ``control_paths``) on ``bench_dir``'s release (``qrels`` overrides its qrels)."""
+    """Score every run of ``run_dir`` (and ``control_paths``) on ``bench_dir``'s release (``qrels`` overrides its
+    qrels, less the queries it leaves without a gold unless ``keep_zero_gold``)."""
     runset = RunSet.open(run_dir)
     if check_inputs:
         check_run_files(runset)
@@ -48,8 +55,15 @@ def score_run_folder(
     release = Release.open(bench_dir, qrels=qrels, require_qrels=True)
     if check_inputs:
         check_bench(Path(bench_dir), runset, release.hashes)
+    dropped: frozenset[str] = frozenset()
+    if qrels is not None and not keep_zero_gold:
+        from nclue.audit.impact import lost_gold, without_queries
+
+        home = Release.open(bench_dir, require_qrels=True)
+        dropped = lost_gold(release, frozenset(j.qid for j in home.judgments if j.label == "gold"))
+        release = without_queries(release, dropped)
     bench = Benchmark.from_release(release)
     runs = [load_run_matrix(runset.path(n), bench, name=n) for n in runset.names]
     controls = [load_run_matrix(p, bench) for p in control_paths]
     scores = score_runs(bench, runs + controls, k=runset.k)
-    return ScoredFolder(runset, release, bench, scores, tuple(c.name for c in controls))
+    return ScoredFolder(runset, release, bench, scores, tuple(c.name for c in controls), tuple(sorted(dropped)))

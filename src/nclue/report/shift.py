@@ -50,9 +50,9 @@ from nclue.tables import METRIC_LABELS, Table, Tabular, fmt_ci, fmt_p, fmt_pp
 
 FORMS = ("raw", "clean_v2", "natural")
 MIN_FAMILIES = 5
+"""A per-source interval needs at least this many exact gold families (fewer make a percentile bootstrap degenerate)."""
 SOURCE_METRIC = "gold_ndcg"
 """The metric of the per-source deltas: the seed's source heterogeneity is of the gold-only NDCG@10 gap."""
-"""A per-source interval needs at least this many exact gold families (fewer make a percentile bootstrap degenerate)."""
 
 
 class _Row:

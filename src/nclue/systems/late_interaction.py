@@ -3,7 +3,7 @@
 What it is: ColBERT's MaxSim operator (Khattab & Zaharia, SIGIR 2020) applied to the
 *contextual token vectors of the dense index's bi-encoder* (all-MiniLM-L6-v2 by
 default) — not a ColBERT-trained model. For query tokens ``q_i`` and the tokens ``d_j``
-of all chunks of page ``p`` (every vector L2-normalised, special tokens included)::
+of every chunk covering page ``p`` (every vector L2-normalised, special tokens included)::
 
     maxsim(q, p) = (1 / |q|) Σ_i max_j ⟨q_i, d_j⟩
 
@@ -33,10 +33,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nclue.errors import NclueError
+from nclue.models.encoder import unprompted
 from nclue.systems.dense import DenseBackbone
 
 if TYPE_CHECKING:
     from nclue.index.tokens import TokenIndex
+    from nclue.models.chunking import Chunks
+    from nclue.models.encoder import Encoder
     from nclue.systems.registry import Workspace
 
 POOL_PAGES = 20  # pages rescored per text
@@ -50,6 +53,21 @@ def maxsim(query: np.ndarray, doc: np.ndarray) -> float:
     if not len(query) or not len(doc):
         return 0.0
     return float((query @ doc.T).max(axis=1).mean())
+
+
+def covering_chunks(chunks: Chunks) -> dict[int, np.ndarray] | None:
+    """Page row → the chunks that cover it, for page-spanning chunks (``None`` otherwise, where a
+    page's chunks are the contiguous run that starts on it).
+
+    A spanning chunk starts on one page and covers the next ones too (``Chunks.page_groups``), so a
+    page's token vectors are those of every chunk that covers it: MaxSim scores a page by every
+    covering chunk's tokens, as the dense backbone scores it by every covering chunk's vector.
+    """
+    columns, starts, rows = chunks.page_groups()
+    if columns is None:
+        return None
+    groups = np.split(columns, starts[1:]) if len(starts) else []
+    return {int(r): np.sort(g) for r, g in zip(rows.tolist(), groups, strict=True)}
 
 
 class MaxSimBackbone:
@@ -71,9 +89,11 @@ class MaxSimBackbone:
         chunk_page = dense.index.chunks.page
         self._first = np.searchsorted(chunk_page, np.arange(self.pages.n_pages), side="left")
         self._end = np.searchsorted(chunk_page, np.arange(self.pages.n_pages), side="right")
+        self._covering = covering_chunks(dense.index.chunks)
         self._tokens: OrderedDict[int, np.ndarray] = OrderedDict()
         self._cached = 0
         self._scores: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._page_encoder: Encoder | None = None
 
     def page_vectors(self, row: int) -> np.ndarray:
         """The ``(n, dim)`` float32 token vectors of page ``row``: decoded from its slice of the token
@@ -83,11 +103,16 @@ class MaxSimBackbone:
             self._tokens.move_to_end(row)
             return vectors
         first, end = int(self._first[row]), int(self._end[row])
-        if self.tokens is not None:
+        if self._covering is not None and self.tokens is not None:
+            ids = self._covering.get(row, ())
+            dim = int(self.dense.vectors.shape[1])
+            parts = [self.tokens.tokens(int(c), int(c) + 1) for c in ids]
+            vectors = np.concatenate(parts) if parts else np.zeros((0, dim), np.float32)
+        elif self.tokens is not None:
             vectors = self.tokens.tokens(first, end)
         else:
             texts, chunks = self.dense.store_texts(), self.dense.index.chunks
-            parts = self.dense.encoder.token_vectors(
+            parts = self.page_encoder.token_vectors(
                 [texts[row][int(chunks.start[i]) : int(chunks.end[i])] for i in range(first, end)]
             )
             dim = int(self.dense.vectors.shape[1])
@@ -97,6 +122,14 @@ class MaxSimBackbone:
         while self._cached > CACHE_TOKENS and len(self._tokens) > 1:
             self._cached -= len(self._tokens.popitem(last=False)[1])
         return vectors
+
+    @property
+    def page_encoder(self) -> Encoder:
+        """The encoder that recomputes page token vectors when there is no token index: the query
+        encoder's model and backend without its query prompt (a page is not a query)."""
+        if self._page_encoder is None:
+            self._page_encoder = unprompted(self.dense.encoder)
+        return self._page_encoder
 
     def query_tokens(self, text: str) -> np.ndarray:
         """Token vectors of ``text`` (alone); its pooled vector from the same forward pass goes to the
