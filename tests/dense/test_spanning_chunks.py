@@ -119,3 +119,21 @@ def test_maxsim_reads_every_covering_chunk(tmp_path):
         assert maxsim(query, backbone.page_vectors(page)) == pytest.approx(exact, abs=0.02)  # int4 token codes
     assert len(backbone.page_vectors(1)) == 0  # the empty page: no chunk covers it
     assert len(backbone.page_vectors(3)) == len(chunk_tokens[2])  # "zeta" starts no chunk, one covers it
+
+
+def test_byte_level_separator_tokens_cover_no_page():
+    """A byte-level BPE (RoBERTa, GPT and Qwen embedders) makes a token "Ċ" of each page separator; the
+    one after an empty page lies on that page, which must still not count as covered."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    pages = ["alpha beta", "", "gamma delta"]
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    trainer = trainers.BpeTrainer(vocab_size=300, initial_alphabet=alphabet, show_progress=False)
+    tokenizer.train_from_iterator([PAGE_SEPARATOR.join(pages)] * 10, trainer)
+    tokens = tokenizer.encode(PAGE_SEPARATOR.join(pages), add_special_tokens=False).tokens
+    assert tokens.count("Ċ") == 2  # the separators are tokens here, unlike MiniLM's word pieces
+    chunks = chunk_documents(pages, [0, 3], tokenizer, window=64, overlap=0)
+    assert chunks.cover_pages.tolist() == [0, 2] and chunks.page.tolist() == [0]
+    assert chunks.texts(pages) == ["alpha beta" + PAGE_SEPARATOR * 2 + "gamma delta"]

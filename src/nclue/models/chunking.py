@@ -12,11 +12,12 @@ that word's first piece instead, so chunks never begin with half a word. The def
 **Page-spanning chunks** (:func:`chunk_documents`): a document's pages are joined with
 :data:`PAGE_SEPARATOR` into one text and the same windows run over the whole document, so a
 chunk may start on one page and end on a later one (never in another document). Each token
-belongs to the page holding its last character; a chunk *covers* the pages of its tokens
-(``cover_pages[cover_offsets[i]:cover_offsets[i+1]]``, ascending), so a page without tokens is
-never covered. ``page`` is the chunk's first covered page, ``start`` a character offset in that
-page, ``end`` one in its last covered page. A page's score is the best over the chunks that
-cover it (:meth:`Chunks.page_groups`).
+belongs to the page holding its last character; a chunk *covers* the pages of its tokens that are
+not whitespace alone (``cover_pages[cover_offsets[i]:cover_offsets[i+1]]``, ascending), so a page
+without text is never covered, even where a byte-level BPE makes a token of its page separator.
+``page`` is the chunk's first covered page, ``start`` a character offset in that page, ``end`` one
+in its last covered page. A page's score is the best over the chunks that cover it
+(:meth:`Chunks.page_groups`).
 
 A chunk's encoded text is ``prompt +`` its span (:meth:`Chunks.texts`): the passage prompt
 of the index (:func:`nclue.models.st_layout.resolve_prompts`), empty by default.
@@ -186,18 +187,24 @@ def chunk_documents(
     for base in range(0, len(bounds), batch):
         docs = bounds[base : base + batch]
         joined = [PAGE_SEPARATOR.join(page_texts[lo:hi]) for lo, hi in docs]
-        for (lo, hi), enc in zip(docs, tokenizer.encode_batch(joined, add_special_tokens=False), strict=True):
+        encodings = tokenizer.encode_batch(joined, add_special_tokens=False)
+        for (lo, hi), text, enc in zip(docs, joined, encodings, strict=True):
             lengths = [len(t) + len(PAGE_SEPARATOR) for t in page_texts[lo:hi]]
             page_start = np.r_[0, np.cumsum(lengths)[:-1]] if lengths else np.zeros(0, np.int64)
             token_page = np.searchsorted(page_start, [max(a, b - 1) for a, b in enc.offsets], side="right") - 1
+            # A token that is only whitespace (a byte-level BPE's "Ċ" for the page separator) covers no
+            # page: the separator after an empty page would otherwise make that page covered.
+            blank = np.fromiter((not text[a:b].strip() for a, b in enc.offsets), bool, len(enc.offsets))
             for s in window_starts(len(enc.offsets), window, overlap):
                 e = min(s + window, len(enc.offsets)) - 1
                 s = _word_start(enc.word_ids, s)
-                first, last = int(token_page[s]), int(token_page[e])
+                inked = token_page[s : e + 1][~blank[s : e + 1]]
+                covered = np.unique(inked if len(inked) else token_page[s : e + 1])
+                first, last = int(covered[0]), int(covered[-1])
                 pages.append(lo + first)
                 starts.append(max(0, enc.offsets[s][0] - int(page_start[first])))
-                ends.append(enc.offsets[e][1] - int(page_start[last]))
-                covers.append(lo + np.unique(token_page[s : e + 1]))
+                ends.append(min(enc.offsets[e][1] - int(page_start[last]), lengths[last] - len(PAGE_SEPARATOR)))
+                covers.append(lo + covered)
     return Chunks(
         page=np.asarray(pages, dtype=np.int32),
         start=np.asarray(starts, dtype=np.int32),
