@@ -201,14 +201,14 @@ class Release:
         """Whether qrels were read (an empty qrels file counts as read)."""
         return "qrels" in self.files or bool(self.judgments)
 
+    def file_key(self, path: Path) -> str:
+        """How :attr:`hashes` names ``path``: relative to the release, else as it was given."""
+        return path.relative_to(self.root).as_posix() if self.root and path.is_relative_to(self.root) else str(path)
+
     @cached_property
     def hashes(self) -> dict[str, str]:
-        """SHA-256 of every file read, keyed by its path relative to the release (else absolute)."""
-        out = {}
-        for path in self.files.values():
-            key = path.relative_to(self.root).as_posix() if self.root and path.is_relative_to(self.root) else str(path)
-            out[key] = sha256_file(path)
-        return out
+        """SHA-256 of every file read, keyed by :meth:`file_key`."""
+        return {self.file_key(path): sha256_file(path) for path in self.files.values()}
 
     @cached_property
     def corpus_documents_sha256(self) -> str | None:

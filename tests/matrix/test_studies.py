@@ -398,3 +398,21 @@ def test_study_metric_switch(study_runs) -> None:  # noqa: ANN001
     assert data.to_json()["study_metric"] == "n_clue_score"
     with pytest.raises(Exception, match="study metric 'gold_hit'"):
         compute_report(bench, runs, n_boot=20, n_draws=100, study_metric="gold_hit")
+
+
+def test_repaired_report_with_a_relative_qrels_path_reproduces(study_runs, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """A report on a qrels version outside the release, named by a path relative to the working
+    directory (as `make demo` passes data/…/qrels.v2.jsonl), verifies: the version is frozen under
+    qrels/ only, not as a release file that reproduce would look for inside BENCH."""
+    from nclue.report.reproduce import verify
+
+    bench, runs = study_runs
+    (tmp_path / "audit").mkdir()
+    _demote_first_gold(bench, tmp_path / "audit" / "qrels.v2.jsonl")
+    monkeypatch.chdir(tmp_path)
+    repaired = compute_report(bench, runs, n_boot=50, n_draws=200, qrels=Path("audit/qrels.v2.jsonl"))
+    write_report(repaired, tmp_path / "report-v2")
+    frozen = json.loads((tmp_path / "report-v2" / "frozen.qrels.v2.json").read_text())
+    assert not [k for k in frozen["inputs"] if k.startswith("bench/") and "qrels.v2" in k]
+    result = verify(bench, runs, tmp_path / "report-v2", qrels=Path("audit/qrels.v2.jsonl"))
+    assert result.ok, result.hash_failures + result.cell_failures

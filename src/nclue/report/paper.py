@@ -393,9 +393,10 @@ def compute_report(
     bench_path, runs_path = Path(bench_dir), Path(run_dir)
     control_paths = sorted((bench_path / CONTROL_DIR).glob("*.jsonl"))
     folder = score_run_folder(bench_path, runs_path, qrels, control_paths, check_inputs, keep_zero_gold)
-    inputs = input_hashes(
-        release_file_hashes(bench_path, folder.release.hashes), runs_path, folder.runset.names, control_paths
-    )
+    own = dict(folder.release.hashes)
+    if qrels is not None:  # the version is frozen under qrels/ below, not as a file of the release
+        own.pop(folder.release.file_key(folder.release.files["qrels"]), None)
+    inputs = input_hashes(release_file_hashes(bench_path, own), runs_path, folder.runset.names, control_paths)
     qrels_record = qrels_version_record(Path(qrels)) if qrels is not None else None
     if qrels_record is not None:
         inputs["qrels/" + Path(qrels).name] = str(qrels_record["sha256"])
