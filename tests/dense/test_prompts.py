@@ -169,8 +169,9 @@ def test_maxsim_recomputes_pages_without_the_query_prompt(collection, e5, senten
     index = open_dense_index(collection)
     backbone = MaxSimBackbone(DenseBackbone(index, PageTable.from_store(PageStore.open(collection))))
     page = PageStore.open(collection).texts[0]
-    expected = sentence_transformer.encode([page], output_value="token_embeddings", convert_to_numpy=True)[0]
-    expected = expected / np.linalg.norm(expected, axis=1, keepdims=True)
+    tokens = sentence_transformer.encode([page], output_value="token_embeddings", convert_to_numpy=True)[0]
+    expected = np.asarray(tokens, dtype=np.float32)
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
     np.testing.assert_allclose(backbone.page_vectors(0), expected, atol=1e-4)
     query = backbone.query_tokens(QUERY)
     assert len(query) == len(sentence_transformer.tokenize(["search: " + QUERY])["input_ids"][0])
