@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from nclue.errors import NclueError
-from nclue.models.chunking import chunk_pages, window_starts
+from nclue.models.chunking import chunk_pages, word_windows
 from nclue.models.encoder import load_tokenizer
 
 
@@ -14,23 +15,51 @@ def tokenizer():
     return load_tokenizer()
 
 
-def test_window_starts_by_hand():
-    assert window_starts(0, 4, 1) == []
-    assert window_starts(4, 4, 1) == [0]
-    assert window_starts(5, 4, 1) == [0, 3]
-    assert window_starts(10, 4, 1) == [0, 3, 6]
-    assert window_starts(10, 5, 0) == [0, 5]
+def test_word_windows_never_exceed_the_window():
+    """Random word structures (1–6 pieces a word): every window holds at most ``window`` tokens, opens
+    on a word's first piece unless that word is longer than the stride, and together they cover every
+    token; without continuation pieces they are exactly the stride grid."""
+    rng = np.random.default_rng(7)
+    for _ in range(400):
+        pieces = rng.integers(1, 7, size=int(rng.integers(1, 60)))
+        words = np.repeat(np.arange(len(pieces)), pieces).tolist()
+        n, window = len(words), int(rng.integers(2, 16))
+        overlap = int(rng.integers(0, window))
+        spans = word_windows(words, n, window, overlap)
+        covered = np.zeros(n, bool)
+        for s, e in spans:
+            assert 0 <= s <= e < n and e - s + 1 <= window
+            assert s == 0 or words[s - 1] != words[s] or pieces[words[s]] > window - overlap
+            covered[s : e + 1] = True
+        assert covered.all()
+        grid = [0]
+        while grid[-1] + window < n:
+            grid.append(grid[-1] + window - overlap)
+        assert word_windows(list(range(n)), n, window, overlap) == [(s, min(s + window, n) - 1) for s in grid]
+
+
+def test_windows_of_whole_words_by_hand():
+    def starts(n: int, window: int, overlap: int) -> list[int]:
+        return [s for s, _ in word_windows(list(range(n)), n, window, overlap)]
+
+    assert starts(0, 4, 1) == []
+    assert starts(4, 4, 1) == [0]
+    assert starts(5, 4, 1) == [0, 3]
+    assert starts(10, 4, 1) == [0, 3, 6]
+    assert starts(10, 5, 0) == [0, 5]
+    assert word_windows([0, 0, 0, 0, 0, 0, 1], 7, 4, 1) == [(0, 3), (3, 6)]  # a 6-piece word is cut inside
 
 
 def test_chunks_by_hand(tokenizer):
     text = "Hello world, this is a page about Debian packaging policy."
     chunks = chunk_pages([text, "", "x"], tokenizer, window=4, overlap=1)
-    assert chunks.page.tolist() == [0, 0, 0, 0, 2]  # the empty page has no chunk
+    assert chunks.page.tolist() == [0, 0, 0, 0, 0, 2]  # the empty page has no chunk
     assert chunks.texts([text, "", "x"]) == [
         "Hello world, this",
         "this is a page",
         "page about Debian",
-        "Debian packaging policy.",  # starts at the word, not at its continuation piece "##bian"
+        "Debian packaging policy",  # starts at the word, not at its continuation piece "##bian" ...
+        "policy.",  # ... and still holds 4 tokens, so one more window covers the last one
         "x",
     ]
 
@@ -43,7 +72,7 @@ def test_real_pages_are_covered(tokenizer, page_texts):
         assert chunks.start[mine].min() <= len(text) - len(text.lstrip()) + 1
         assert chunks.end[mine].max() == len(text.rstrip())
         for piece in chunks.texts(page_texts, slice(int(mine.argmax()), int(mine.argmax()) + 1)):
-            assert len(tokenizer.encode(piece, add_special_tokens=False).ids) <= 254 + 8
+            assert len(tokenizer.encode(piece, add_special_tokens=False).ids) <= 254
 
 
 @pytest.mark.parametrize(("window", "overlap"), [(0, 0), (4, 4), (4, -1)])

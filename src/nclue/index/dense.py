@@ -85,7 +85,11 @@ VECTORS = "vectors.npy"
 SHARDS = "shards"
 SPECIAL_TOKENS = 2
 """Room left in the model's ``max_seq_length`` for ``[CLS]``/``[SEP]`` (or ``<s>``/``</s>``)."""
-OPTIONAL_SETTINGS = ("prompts", "span_pages")
+CHUNKING = 2
+"""Version of the chunk windows (:func:`~nclue.models.chunking.word_windows`): 2 = no chunk longer than
+the window. Recorded for indexes with more than one window a page; a page's first window (``1``) never
+changed, so those indexes keep their manifest."""
+OPTIONAL_SETTINGS = ("prompts", "span_pages", "chunking")
 """Manifest settings written only when set (an index without them has the pre-prompt manifest)."""
 
 
@@ -207,7 +211,11 @@ def dense_settings(
     prompts = resolve_prompts(path, options.query_prompt, options.passage_prompt)  # checks the folder first
     identity = model_identity(path)
     pages = store if store is not None else PageStore.open(collection_dir)
-    optional = {"prompts": prompts.to_json(), "span_pages": True if options.span_pages else None}
+    optional = {
+        "prompts": prompts.to_json(),
+        "span_pages": True if options.span_pages else None,
+        "chunking": CHUNKING if options.max_chunks_per_page != 1 else None,
+    }
     return {
         "key": index_key(identity, options.backend, prompts, options.span_pages),
         "settings": {

@@ -1,13 +1,14 @@
 """Token-window chunking of page texts with the encoder's own tokenizer.
 
-A page of ``n`` tokens (no special tokens) is cut into windows of ``window`` tokens that
-start every ``window − overlap`` tokens; the last window ends at the page's last token
-(so every token is covered and no window is empty). Windows are mapped back to
-character spans through the tokenizer's offsets, and a chunk's text is that span of the
-page text, so re-tokenising it gives (up to word-piece boundary effects) the same
-tokens. A window that would start inside a word (a word-piece continuation) starts at
-that word's first piece instead, so chunks never begin with half a word. The default ``window`` is the model's ``max_seq_length − 2`` (room for
-``[CLS]``/``[SEP]``). Pages without tokens produce no chunk.
+A page of ``n`` tokens (no special tokens) is cut into windows of at most ``window`` tokens,
+each starting ``overlap`` tokens before the previous one ends, until the page's last token is
+covered (:func:`word_windows`: every token is in a window and no window is empty). A window that
+would start inside a word (a word-piece continuation) starts at that word's first piece instead,
+so chunks never begin with half a word, and its end moves back with it, so no chunk holds more
+tokens than the encoder reads. Windows are mapped back to character spans through the
+tokenizer's offsets, and a chunk's text is that span of the page text, so re-tokenising it gives
+(up to word-piece boundary effects) the same tokens. The default ``window`` is the model's
+``max_seq_length − 2`` (room for ``[CLS]``/``[SEP]``). Pages without tokens produce no chunk.
 
 **Page-spanning chunks** (:func:`chunk_documents`): a document's pages are joined with
 :data:`PAGE_SEPARATOR` into one text and the same windows run over the whole document, so a
@@ -120,15 +121,28 @@ def _word_start(words: Sequence[int | None], s: int) -> int:
     return s
 
 
-def window_starts(n_tokens: int, window: int, overlap: int) -> list[int]:
-    """Token start of every window for a text of ``n_tokens`` tokens."""
-    if n_tokens <= 0:
-        return []
-    stride = window - overlap
-    starts = [0]
-    while starts[-1] + window < n_tokens:
-        starts.append(starts[-1] + stride)
-    return starts
+def word_windows(
+    words: Sequence[int | None], n_tokens: int, window: int, overlap: int, max_chunks: int | None = None
+) -> list[tuple[int, int]]:
+    """``(first, last)`` token of every window over ``n_tokens`` tokens, each at most ``window`` long.
+
+    The first window starts at token 0; each next one starts ``overlap`` tokens before the previous
+    end, moved back to the first piece of its word (a chunk never opens on ``##bian``), or inside the
+    word when that word is longer than the stride ``window − overlap``. Windows run until the last
+    token is covered, so every token is in a window and none holds more than ``window`` tokens (the
+    encoder would silently cut them). Without word-piece continuations the starts are the plain
+    grid ``0, window − overlap, 2(window − overlap), …``. ``max_chunks`` keeps the first windows only.
+    """
+    out: list[tuple[int, int]] = []
+    s = 0
+    while n_tokens > 0 and (max_chunks is None or len(out) < max_chunks):
+        e = min(s + window, n_tokens) - 1
+        out.append((s, e))
+        if e >= n_tokens - 1:
+            break
+        nxt = _word_start(words, e + 1 - overlap)
+        s = nxt if nxt > s else e + 1 - overlap
+    return out
 
 
 def chunk_pages(
@@ -155,9 +169,7 @@ def chunk_pages(
         for offset, enc in enumerate(encodings):
             spans = enc.offsets
             words = enc.word_ids
-            for s in window_starts(len(spans), window, overlap)[:max_chunks]:
-                e = min(s + window, len(spans)) - 1
-                s = _word_start(words, s)
+            for s, e in word_windows(words, len(spans), window, overlap, max_chunks):
                 pages.append(base + offset)
                 starts.append(spans[s][0])
                 ends.append(spans[e][1])
@@ -195,9 +207,7 @@ def chunk_documents(
             # A token that is only whitespace (a byte-level BPE's "Ċ" for the page separator) covers no
             # page: the separator after an empty page would otherwise make that page covered.
             blank = np.fromiter((not text[a:b].strip() for a, b in enc.offsets), bool, len(enc.offsets))
-            for s in window_starts(len(enc.offsets), window, overlap):
-                e = min(s + window, len(enc.offsets)) - 1
-                s = _word_start(enc.word_ids, s)
+            for s, e in word_windows(enc.word_ids, len(enc.offsets), window, overlap):
                 inked = token_page[s : e + 1][~blank[s : e + 1]]
                 covered = np.unique(inked if len(inked) else token_page[s : e + 1])
                 first, last = int(covered[0]), int(covered[-1])
