@@ -119,6 +119,8 @@ def test_maxsim_reads_every_covering_chunk(tmp_path):
         assert maxsim(query, backbone.page_vectors(page)) == pytest.approx(exact, abs=0.02)  # int4 token codes
     assert len(backbone.page_vectors(1)) == 0  # the empty page: no chunk covers it
     assert len(backbone.page_vectors(3)) == len(chunk_tokens[2])  # "zeta" starts no chunk, one covers it
+    with pytest.raises(NclueError, match="--tokens"):  # without a token index, page text cannot be re-cut
+        MaxSimBackbone(DenseBackbone(index, PageTable.from_store(PageStore.open(collection))))
 
 
 def test_byte_level_separator_tokens_cover_no_page():

@@ -55,19 +55,23 @@ def maxsim(query: np.ndarray, doc: np.ndarray) -> float:
     return float((query @ doc.T).max(axis=1).mean())
 
 
-def covering_chunks(chunks: Chunks) -> dict[int, np.ndarray] | None:
-    """Page row → the chunks that cover it, for page-spanning chunks (``None`` otherwise, where a
-    page's chunks are the contiguous run that starts on it).
+def page_chunk_ranges(chunks: Chunks, n_pages: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per page row, the chunks ``[first, end)`` whose tokens are that page's: the chunks that start on
+    it, or for page-spanning chunks every chunk that covers it (``Chunks.page_groups``), so MaxSim
+    scores a page by every covering chunk's tokens as the dense backbone does by their vectors.
 
-    A spanning chunk starts on one page and covers the next ones too (``Chunks.page_groups``), so a
-    page's token vectors are those of every chunk that covers it: MaxSim scores a page by every
-    covering chunk's tokens, as the dense backbone scores it by every covering chunk's vector.
+    Windows advance monotonically through a document, so the chunks covering a page are consecutive
+    and one slice of the token index holds them. A page without chunks gets an empty range.
     """
     columns, starts, rows = chunks.page_groups()
     if columns is None:
-        return None
-    groups = np.split(columns, starts[1:]) if len(starts) else []
-    return {int(r): np.sort(g) for r, g in zip(rows.tolist(), groups, strict=True)}
+        pages = np.arange(n_pages)
+        return np.searchsorted(chunks.page, pages, side="left"), np.searchsorted(chunks.page, pages, side="right")
+    first, end = np.zeros(n_pages, np.int64), np.zeros(n_pages, np.int64)
+    if len(starts):
+        first[rows] = np.minimum.reduceat(columns, starts)
+        end[rows] = np.maximum.reduceat(columns, starts) + 1
+    return first, end
 
 
 class MaxSimBackbone:
@@ -86,10 +90,12 @@ class MaxSimBackbone:
         self.pages = dense.pages
         self.pool = int(pool)
         self.name = name
-        chunk_page = dense.index.chunks.page
-        self._first = np.searchsorted(chunk_page, np.arange(self.pages.n_pages), side="left")
-        self._end = np.searchsorted(chunk_page, np.arange(self.pages.n_pages), side="right")
-        self._covering = covering_chunks(dense.index.chunks)
+        if tokens is None and (dense.index.prompts.passage or dense.index.manifest.get("span_pages")):
+            raise NclueError(
+                f"{dense.index.directory}: MaxSim over a prompted or page-spanning dense index reads its token index; "
+                f"build it with `nclue index {dense.index.directory.parents[2]} --tokens`"
+            )
+        self._first, self._end = page_chunk_ranges(dense.index.chunks, self.pages.n_pages)
         self._tokens: OrderedDict[int, np.ndarray] = OrderedDict()
         self._cached = 0
         self._scores: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
@@ -103,12 +109,7 @@ class MaxSimBackbone:
             self._tokens.move_to_end(row)
             return vectors
         first, end = int(self._first[row]), int(self._end[row])
-        if self._covering is not None and self.tokens is not None:
-            ids = self._covering.get(row, ())
-            dim = int(self.dense.vectors.shape[1])
-            parts = [self.tokens.tokens(int(c), int(c) + 1) for c in ids]
-            vectors = np.concatenate(parts) if parts else np.zeros((0, dim), np.float32)
-        elif self.tokens is not None:
+        if self.tokens is not None:
             vectors = self.tokens.tokens(first, end)
         else:
             texts, chunks = self.dense.store_texts(), self.dense.index.chunks
@@ -173,9 +174,4 @@ def load_backbone(workspace: Workspace, variant: str | None) -> MaxSimBackbone:
     dense = workspace.backbone("dense" if variant is None else f"dense:{variant}")
     assert isinstance(dense, DenseBackbone)
     tokens = open_token_index(workspace.collection_dir, dense.index)
-    if tokens is None and (dense.index.prompts.passage or dense.index.manifest.get("span_pages")):
-        raise NclueError(
-            f"{dense.index.directory}: MaxSim over a prompted or page-spanning dense index reads its token index; "
-            f"build it with `nclue index {workspace.collection_dir} --tokens`"
-        )
     return MaxSimBackbone(dense, tokens, name="maxsim" if variant is None else f"maxsim:{variant}")
