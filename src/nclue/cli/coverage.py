@@ -8,7 +8,8 @@ from pathlib import Path
 
 import typer
 
-from nclue.select.selection_defaults import BARRIER_PATTERNS, SelectOptions
+from nclue.cli.llm_options import LLMApi
+from nclue.select.selection_defaults import BARRIER_PATTERNS, VERIFY_FLOOR, VERIFY_PAGES, SelectOptions
 from nclue.tables import Format
 
 _SELECT = SelectOptions()
@@ -73,14 +74,48 @@ def select(
         "when it covers a requirement nothing above it covers (above 1 turns the rule off).",
     ),
     fmt: Format = typer.Option(Format.table, "--format", help="table, markdown, latex or json."),
+    verify_model: str | None = typer.Option(
+        None,
+        "--verify-model",
+        help="Have a reader (this LLM, or people answering a batch file) confirm each pool pair with "
+        "P ≥ --verify-floor on its best pages before selecting; the name keys the frozen cache.",
+    ),
+    verify_floor: float = typer.Option(VERIFY_FLOOR, help="Pairs with P at least this are read."),
+    verify_pages: int = typer.Option(VERIFY_PAGES, min=1, help="Best evidence pages shown per pair."),
+    llm_url: str | None = typer.Option(None, help="OpenAI- or Anthropic-compatible endpoint (or NCLUE_LLM_URL)."),
+    llm_api: LLMApi | None = typer.Option(None, help="Endpoint format (or NCLUE_LLM_API; default openai)."),
+    verify_cache: Path | None = typer.Option(
+        None, help="Frozen reply cache (default COLLECTION/llm/coverage_verify.jsonl)."
+    ),
+    verify_batch_out: Path | None = typer.Option(
+        None, help="Batch mode: write the prompts still unanswered here and stop (exit 3)."
+    ),
+    verify_batch_in: Path | None = typer.Option(
+        None, help="Batch mode: import these replies ({custom_id, reply} lines)."
+    ),
+    answered_by: str = typer.Option("", help="Who answered the imported replies (recorded in the cache)."),
+    answered_on: str | None = typer.Option(None, help="When (YYYY-MM-DD; default today)."),
 ) -> None:
     """Select k documents that together cover every requirement of one query, with evidence pages.
 
     Example: nclue coverage select coll --query "typeset a critical edition" -r "line numbering" -r "critical apparatus" -r footnotes --format json
+
+    Example (a reader confirms the evidence; offline, through a batch file):
+    nclue coverage select coll -q "critical edition" -r "line numbering" -r footnotes --verify-model reader:A --verify-batch-out ask.jsonl,
+    answer ask.jsonl, then rerun with --verify-batch-in replies.jsonl
     """
     from nclue.select.single import select_documents
+    from nclue.select.verify import VerifyOptions, open_verifier
 
-    result = select_documents(collection, query, require, k, pool, pool_depth, selector, calibration, near_duplicates)
+    verifier = None
+    if verify_model is not None:
+        verifier = open_verifier(
+            collection, verify_model, llm_url, None, llm_api.value if llm_api else None, verify_cache,
+            verify_batch_out, verify_batch_in, answered_by, answered_on, VerifyOptions(verify_floor, verify_pages),
+        )  # fmt: skip
+    result = select_documents(
+        collection, query, require, k, pool, pool_depth, selector, calibration, near_duplicates, verifier
+    )
     typer.echo(result.render(fmt), nl=False)
 
 

@@ -127,6 +127,14 @@ class EvidenceModel:
             for text, row in zip(chunk, page_logits(features, models)):
                 self._logits[text] = row.astype(np.float32)
 
+    def ranked_pages(self, requirement: str, doc_id: str, n: int) -> tuple[int, ...]:
+        """The ``n`` pages of ``doc_id`` with the highest page logit for ``requirement``, best first (ties: earlier page)."""
+        self.prepare([requirement])
+        rows, _ = self.source.rows([doc_id])
+        z = self._logits[requirement][rows]
+        top = np.lexsort((np.arange(len(rows)), -z))[:n]
+        return tuple(int(self.source.pages.page_number[rows[i]]) for i in top)
+
     def evidence(self, requirements: Sequence[str], doc_ids: Sequence[str]) -> Evidence:
         """:class:`Evidence` of ``doc_ids`` (in that order) for ``requirements``."""
         self.prepare(requirements)

@@ -21,6 +21,14 @@ ORACLE_POOL = "qrels"
 """The pool name that selects the labeled (oracle) pool."""
 JUDGED_POOL = "judged"
 """The pool name that selects the protocol's judged pool: every document judged for the query, grade 0 included."""
+VERIFY_FLOOR = 0.02
+"""Reader verification (:mod:`nclue.select.verify`) reads the pairs with ``P`` at least this. Declared
+before measuring: on the development readings, 94% of the pairs readers accept have ``P ≥ 0.02``
+under the other corpus's calibration, and 39% of all read pairs do."""
+VERIFY_PAGES = 2
+"""Best evidence pages a reader is shown per pair (the reader benchmark shows two per condition)."""
+VERIFY_CONDITIONS_PER_PROMPT = 4
+"""Requirements of one document per verification prompt, as in the reader benchmark's reading."""
 
 
 @dataclass(frozen=True)

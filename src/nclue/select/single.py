@@ -24,6 +24,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,6 +39,9 @@ from nclue.select.selection_defaults import SelectOptions
 from nclue.select.selectors import READS_VECTORS, USER_SELECTORS, check_selectors
 from nclue.select.tasks import id_key
 from nclue.tables import Table, Tabular
+
+if TYPE_CHECKING:  # verification imports the reader's request machinery only when it is used
+    from nclue.select.verify import Verifier
 
 
 def parse_requirements(query: str, requirements: tuple[str, ...] | list[str] = ()) -> tuple[str, ...]:
@@ -114,6 +118,9 @@ class Selection(Tabular):
     near_copies: tuple[dict, ...] = ()
     """Pool documents left out as near-copies of a selected one that add no coverage
     (``doc_id``, ``copy_of``, ``resemblance``; :mod:`nclue.select.redundancy`)."""
+    verification: dict = field(default_factory=dict)
+    """Where a reader verified the evidence (:mod:`nclue.select.verify`): the model, the floor, the
+    pairs read and established, and the reply counts; empty otherwise."""
 
     @property
     def uncovered(self) -> tuple[str, ...]:
@@ -132,6 +139,7 @@ class Selection(Tabular):
             "selector": self.selector,
             "pool": self.pool,
             "calibration": self.calibration,
+            "verification": self.verification,
         }
 
     def tables(self) -> list[Table]:
@@ -147,7 +155,8 @@ class Selection(Tabular):
         rows.append(("expected requirements covered", *(f"{s.score:.2f}" for s in self.selected), ""))
         note = (
             f"Cells: evidence pages, best first, where P(covers) ≥ {COVER_THRESHOLD} (probability in brackets). "
-            f"Pool: {self.pool['system']} at depth {self.pool['depth']} ({self.pool['size']} documents). "
+            + self._verification_note()
+            + f"Pool: {self.pool['system']} at depth {self.pool['depth']} ({self.pool['size']} documents). "
             + (
                 f"Not covered by the selection: {'; '.join(self.uncovered)}."
                 if self.uncovered
@@ -178,6 +187,16 @@ class Selection(Tabular):
             align="rllr",
         )
         return [grid, listing]
+
+    def _verification_note(self) -> str:
+        v = self.verification
+        if not v:
+            return ""
+        return (
+            f"Verified by the reader {v['model']}: {v['pairs_read']} (document, requirement) pairs with "
+            f"P ≥ {v['floor']} read on their {v['pages']} best pages, {v['established']} established "
+            "(probability 1.00, the pages the reader quoted), the others 0.00. "
+        )
 
     def _verdict_cell(self, req: str) -> str:
         verdict = self.verdicts[req]
@@ -257,8 +276,10 @@ class CoverageSelector:
         pool: str = SelectOptions.pool,
         pool_depth: int = SelectOptions.pool_depth,
         selector: str = SelectOptions.selector,
+        verify: Verifier | None = None,
     ) -> Selection:
-        """Select ``k`` documents for one query (module docstring)."""
+        """Select ``k`` documents for one query (module docstring); with ``verify``, on the evidence a
+        reader confirmed (:mod:`nclue.select.verify`)."""
         from nclue.systems.backbone import Request
 
         self._warm.join()
@@ -282,6 +303,10 @@ class CoverageSelector:
         ids = sorted((d.doc_id for d in found), key=id_key)
         scores = {d.doc_id: d.score for d in found}
         evidence = self.model.evidence(reqs, ids)
+        verification: dict = {}
+        if verify is not None:
+            checked = verify.verify(self.model, evidence, self.workspace.store.page_text)
+            evidence, verification = checked.evidence, checked.summary
         tv = TaskVectors("query", tuple(ids), np.zeros(1), np.zeros((len(reqs), 1)), np.zeros((len(ids), 1)))
         if selector in READS_VECTORS:
             dense = self.workspace.backbone("dense")
@@ -348,6 +373,7 @@ class CoverageSelector:
                 "fitted_on": self.calibration.provenance.get("release"),
             },
             near_copies=tuple(near_copies),
+            verification=verification,
         )
 
 
@@ -374,8 +400,9 @@ def select_documents(
     selector: str = SelectOptions.selector,
     calibration: Calibration | str | Path | None = None,
     near_duplicates: float = SelectOptions.near_duplicates,
+    verify: Verifier | None = None,
 ) -> Selection:
     """Open ``collection`` and answer one query (:meth:`CoverageSelector.select`)."""
     return CoverageSelector(collection, calibration, near_duplicates).select(
-        query, requirements, k, pool, pool_depth, selector
+        query, requirements, k, pool, pool_depth, selector, verify
     )

@@ -1,0 +1,200 @@
+"""Reader-verified coverage evidence against a reader-judged benchmark's labels.
+
+Run (after ``make demo-full``):
+
+    .venv/bin/python benchmarks/coverage_verified.py nclue-demo/bench-reader nclue-demo/collection \
+        --replies data/debian-docs/coverage-verify/replies.jsonl --work nclue-demo/coverage-verify
+    .venv/bin/python benchmarks/coverage_verified.py nclue-demo/bench-shift-reader nclue-demo/shift-collection \
+        --replies data/debian-docs-shift/coverage-verify/replies.jsonl --work nclue-demo/coverage-verify-shift --sample 80
+
+The population is every (condition, document) pair the benchmark's blind readers read
+(``judgments.jsonl``); the label is theirs. The evidence is the collection's default calibration
+(fitted on the *other* corpus's readings, :func:`nclue.evidence.model.for_sources`), as
+``nclue coverage select`` applies it. Verification (:mod:`nclue.select.verify`) reads the pairs with
+``P ≥ floor``; reading all of them with people or helpers is costly, so a simple random sample of
+``--sample`` of them (seeded, declared before reading) is read, and the population's counts are
+estimated from it with weight ``N_eligible / n``. Pairs below the floor are never read: verified,
+they are not covered. Intervals: percentile bootstrap over the sample (the below-floor part is a
+census, not resampled).
+
+Printed: pair precision and recall of ``P ≥ 0.5`` on the whole population (exact) and on the
+sample, and of the verified verdict (estimated), and how often a verified covering pair's first
+page is a page the benchmark's reader quoted, among the pairs where that reader was shown it.
+
+Where the replies file is missing or lacks replies, the requests still to answer are written to
+``WORK/requests.jsonl`` as batch rows and ``WORK/prompts.jsonl`` as ``{custom_id, prompt}`` lines (the
+form blind readers were given), and the script stops with exit code 3. Otherwise every reply is
+imported through the product's batch path (the same parser and verbatim-quote check as an
+endpoint's) into the frozen cache ``WORK/cache.jsonl``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from nclue.audit.machine import template_text
+from nclue.evidence.model import Calibration
+from nclue.evidence.signals import EvidenceSource
+from nclue.io import iter_jsonl, read_json, write_jsonl
+from nclue.llm.batch import read_requests
+from nclue.llm.cache import Asker, BatchPending, ResponseCache
+from nclue.llm.client import LLMConfig
+from nclue.reader.reading import read_all
+from nclue.select.coverage_evidence import COVER_THRESHOLD, EvidenceModel
+from nclue.select.verify import VerifyOptions, apply_readings, verification_requests
+from nclue.systems.registry import Workspace
+
+MODEL = "blind-reader"
+
+
+def judged_pairs(bench: Path) -> list[dict]:
+    """Every read pair of ``judgments.jsonl``: condition, doc_id, shown pages, quoted pages."""
+    return [row for _, row in iter_jsonl(bench / "judgments.jsonl")]
+
+
+def rates(tp: float, fp: float, fn: float) -> tuple[float, float]:
+    """``(precision, recall)``; 0 where undefined."""
+    return (tp / (tp + fp) if tp + fp else 0.0, tp / (tp + fn) if tp + fn else 0.0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("bench", type=Path)
+    parser.add_argument("collection", type=Path)
+    parser.add_argument("--replies", type=Path, required=True, help="replies file ({custom_id, reply} lines)")
+    parser.add_argument("--work", type=Path, required=True, help="folder of the frozen cache and pending requests")
+    parser.add_argument("--sample", type=int, default=160)
+    parser.add_argument("--seed", type=int, default=23)
+    parser.add_argument("--draws", type=int, default=2000)
+    parser.add_argument("--answered-by", default=None, help="default: provenance.json beside the replies")
+    parser.add_argument("--answered-on", default=None, help="default: provenance.json beside the replies")
+    args = parser.parse_args()
+    provenance = args.replies.parent / "provenance.json"
+    known = read_json(provenance, "restore it from git") if provenance.is_file() else {}
+    answered_by = args.answered_by or known.get("answered_by", "")
+    answered_on = args.answered_on or known.get("date")
+    options = VerifyOptions()
+
+    workspace = Workspace(args.collection)
+    source = EvidenceSource.from_workspace(workspace)
+    calibration = Calibration.load(None, source.describe["sources"])
+    model = EvidenceModel(source, calibration)
+    pairs = judged_pairs(args.bench)
+    by_doc: dict[str, list[int]] = defaultdict(list)
+    for i, row in enumerate(pairs):
+        by_doc[row["doc_id"]].append(i)
+    prob = np.zeros(len(pairs))
+    for doc, members in by_doc.items():
+        ev = model.evidence([pairs[i]["condition"] for i in members], [doc])
+        prob[members] = ev.probs[0]
+    label = np.array([bool(row["established"]) for row in pairs])
+    eligible = np.nonzero(prob >= options.floor)[0]
+    rng = np.random.default_rng(args.seed)
+    sample = np.sort(rng.choice(eligible, size=min(args.sample, len(eligible)), replace=False))
+
+    sampled_by_doc: dict[str, list[int]] = defaultdict(list)
+    for i in sample.tolist():
+        sampled_by_doc[pairs[i]["doc_id"]].append(i)
+    requests, evidences = [], {}
+    for doc, members in sorted(sampled_by_doc.items()):
+        ev = model.evidence([pairs[i]["condition"] for i in members], [doc])
+        evidences[doc] = (ev, members)
+        requests += verification_requests(model, ev, workspace.store.page_text, options)
+
+    args.work.mkdir(parents=True, exist_ok=True)
+    replies = args.replies
+    asker = Asker(
+        LLMConfig(model=MODEL),
+        ResponseCache(args.work / "cache.jsonl"),
+        "evaluate_item",
+        template_text(),
+        mode="batch",
+        batch_out=args.work / "requests.jsonl",
+        batch_in=replies if replies.is_file() else None,
+        answered_by=answered_by,
+        answered_on=answered_on,
+    )
+    try:
+        readings = read_all(requests, asker)
+    except BatchPending as pending:
+        rows = [{"custom_id": c, "prompt": p} for c, p in read_requests(pending.path)]
+        write_jsonl(args.work / "prompts.jsonl", rows)
+        print(f"{pending.pending} of {len(requests)} prompts wait: {pending.path} and {args.work / 'prompts.jsonl'}")
+        sys.exit(3)
+
+    verified = np.zeros(len(pairs), dtype=bool)
+    first_page: dict[int, int] = {}
+    for ev, members in evidences.values():
+        v = apply_readings(ev, readings)
+        for j, i in enumerate(members):
+            verified[i] = bool(v.established[0, j])
+            if v.evidence.pages[0][j]:
+                first_page[i] = v.evidence.pages[0][j][0]
+    in_sample = np.zeros(len(pairs), dtype=bool)
+    in_sample[sample] = True
+    below = prob < options.floor
+    weight = len(eligible) / len(sample)
+
+    def estimate(idx: np.ndarray) -> tuple[float, float]:
+        tp = weight * np.sum(verified[idx] & label[idx])
+        fp = weight * np.sum(verified[idx] & ~label[idx])
+        fn = weight * np.sum(~verified[idx] & label[idx]) + np.sum(label[below])
+        return rates(tp, fp, fn)
+
+    point = estimate(sample)
+    boot_rng = np.random.default_rng(args.seed + 1)
+    draws = np.array([estimate(boot_rng.choice(sample, size=len(sample), replace=True)) for _ in range(args.draws)])
+    lo, hi = np.percentile(draws, [2.5, 97.5], axis=0)
+
+    said = prob >= COVER_THRESHOLD
+    whole = rates(np.sum(said & label), np.sum(said & ~label), np.sum(~said & label))
+    s = sample
+    on_sample_evidence = rates(np.sum(said[s] & label[s]), np.sum(said[s] & ~label[s]), np.sum(~said[s] & label[s]))
+    on_sample_verified = rates(
+        np.sum(verified[s] & label[s]), np.sum(verified[s] & ~label[s]), np.sum(~verified[s] & label[s])
+    )
+    checked = [i for i in first_page if first_page[i] in pairs[i]["shown"]]
+    agree = sum(first_page[i] in pairs[i]["established"] for i in checked)
+    confirmed_seen = sum(bool(label[i]) for i in checked)
+
+    print(f"{args.bench}: {len(pairs)} read pairs, {int(label.sum())} established by the benchmark's readers")
+    print(
+        f"calibration {calibration.provenance.get('release')} ({calibration.sha256[:12]}); floor {options.floor}: "
+        f"{len(eligible)} pairs eligible ({int(label[eligible].sum())} established), {int(below.sum())} below "
+        f"({int(label[below].sum())} established); sample {len(sample)} (seed {args.seed}), "
+        f"{len(requests)} prompts, {readings.malformed} malformed replies, {readings.rejected} rejected answers, "
+        f"{int(sum(1 for i in sample if (pairs[i]['doc_id'], pairs[i]['condition']) in readings.pages))} pairs read"
+    )
+    print()
+    print("| verdict | on | pairs | precision | recall |")
+    print("| :--- | :--- | ---: | ---: | ---: |")
+    print(f"| evidence `P ≥ 0.5` | every read pair (exact) | {len(pairs)} | {whole[0]:.3f} | {whole[1]:.3f} |")
+    print(f"| evidence `P ≥ 0.5` | the sample | {len(s)} | {on_sample_evidence[0]:.3f} | {on_sample_evidence[1]:.3f} |")
+    print(f"| reader-verified | the sample | {len(s)} | {on_sample_verified[0]:.3f} | {on_sample_verified[1]:.3f} |")
+    print(
+        f"| reader-verified | every read pair (estimated) | {len(pairs)} | {point[0]:.3f} [{lo[0]:.3f}, {hi[0]:.3f}] "
+        f"| {point[1]:.3f} [{lo[1]:.3f}, {hi[1]:.3f}] |"
+    )
+    print()
+    print(
+        f"Verified covering pairs whose first page the benchmark's reader was shown: {len(checked)} of "
+        f"{len(first_page)}; that reader quoted it in {agree} ({agree / max(len(checked), 1):.3f})."
+    )
+    print(
+        f"Precision of the verified verdict among those {len(checked)} pairs (the benchmark's reader read the page "
+        f"the verifier quoted first): {confirmed_seen / max(len(checked), 1):.3f} ({confirmed_seen}/{len(checked)})."
+    )
+    changed = {
+        "evidence said covered, reader rejected": int(np.sum(said[s] & ~verified[s])),
+        "evidence said not covered, reader confirmed": int(np.sum(~said[s] & verified[s])),
+    }
+    print("On the sample: " + "; ".join(f"{k}: {v}" for k, v in changed.items()) + ".")
+
+
+if __name__ == "__main__":
+    main()
