@@ -10,7 +10,7 @@ Run (after ``make demo-full``):
 The population is every (condition, document) pair the benchmark's blind readers read
 (``judgments.jsonl``); the label is theirs. The evidence is the collection's default calibration
 (fitted on the *other* corpus's readings, :func:`nclue.evidence.model.for_sources`), as
-``nclue coverage select`` applies it. Verification (:mod:`nclue.select.verify`) reads the pairs with
+``nclue coverage select`` applies it. Verification (:mod:`nclue.reader.verified_coverage`) reads the pairs with
 ``P ≥ floor``; reading all of them with people or helpers is costly, so a simple random sample of
 ``--sample`` of them (seeded, declared before reading) is read, and the population's counts are
 estimated from it with weight ``N_eligible / n``. Pairs below the floor are never read: verified,
@@ -45,8 +45,8 @@ from nclue.llm.batch import read_requests
 from nclue.llm.cache import Asker, BatchPending, ResponseCache
 from nclue.llm.client import LLMConfig
 from nclue.reader.reading import read_all
+from nclue.reader.verified_coverage import VerifyOptions, apply_readings, verification_requests
 from nclue.select.coverage_evidence import COVER_THRESHOLD, EvidenceModel
-from nclue.select.verify import VerifyOptions, apply_readings, verification_requests
 from nclue.systems.registry import Workspace
 
 MODEL = "blind-reader"

@@ -104,8 +104,8 @@ def select(
     nclue coverage select coll -q "critical edition" -r "line numbering" -r footnotes --verify-model reader:A --verify-batch-out ask.jsonl,
     answer ask.jsonl, then rerun with --verify-batch-in replies.jsonl
     """
+    from nclue.reader.verified_coverage import VerifyOptions, open_verifier
     from nclue.select.single import select_documents
-    from nclue.select.verify import VerifyOptions, open_verifier
 
     verifier = None
     if verify_model is not None:

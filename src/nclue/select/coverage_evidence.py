@@ -20,6 +20,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -104,6 +105,14 @@ class Evidence:
             for r, req in enumerate(self.requirements)
             if self.probs[d, r] >= COVER_THRESHOLD
         }
+
+
+class EvidenceVerifier(Protocol):
+    """Confirms or rejects evidence before selection (:class:`nclue.reader.verified_coverage.Verifier`,
+    a reader behind an endpoint or batch files). ``verify`` returns an object with ``evidence`` (the
+    verified :class:`Evidence`) and ``summary`` (a JSON-ready record of what was read)."""
+
+    def verify(self, model: EvidenceModel, evidence: Evidence, page_text: Callable[[str, int], str]) -> Any: ...
 
 
 class EvidenceModel:

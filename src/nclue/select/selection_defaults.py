@@ -22,7 +22,7 @@ ORACLE_POOL = "qrels"
 JUDGED_POOL = "judged"
 """The pool name that selects the protocol's judged pool: every document judged for the query, grade 0 included."""
 VERIFY_FLOOR = 0.02
-"""Reader verification (:mod:`nclue.select.verify`) reads the pairs with ``P`` at least this. Declared
+"""Reader verification (:mod:`nclue.reader.verified_coverage`) reads the pairs with ``P`` at least this. Declared
 before measuring: on the development readings, 94% of the pairs readers accept have ``P ≥ 0.02``
 under the other corpus's calibration, and 39% of all read pairs do."""
 VERIFY_PAGES = 2

@@ -24,7 +24,6 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,16 +31,13 @@ from nclue.api_args import path_arg, positive_int, text_arg, text_list
 from nclue.errors import NclueError
 from nclue.evidence.model import Calibration
 from nclue.evidence.signals import EvidenceSource, check_texts
-from nclue.select.coverage_evidence import COVER_THRESHOLD, EvidenceModel
+from nclue.select.coverage_evidence import COVER_THRESHOLD, EvidenceModel, EvidenceVerifier
 from nclue.select.inputs import TaskVectors
 from nclue.select.redundancy import select_distinct
 from nclue.select.selection_defaults import SelectOptions
 from nclue.select.selectors import READS_VECTORS, USER_SELECTORS, check_selectors
 from nclue.select.tasks import id_key
 from nclue.tables import Table, Tabular
-
-if TYPE_CHECKING:  # verification imports the reader's request machinery only when it is used
-    from nclue.select.verify import Verifier
 
 
 def parse_requirements(query: str, requirements: tuple[str, ...] | list[str] = ()) -> tuple[str, ...]:
@@ -119,7 +115,7 @@ class Selection(Tabular):
     """Pool documents left out as near-copies of a selected one that add no coverage
     (``doc_id``, ``copy_of``, ``resemblance``; :mod:`nclue.select.redundancy`)."""
     verification: dict = field(default_factory=dict)
-    """Where a reader verified the evidence (:mod:`nclue.select.verify`): the model, the floor, the
+    """Where a reader verified the evidence (:mod:`nclue.reader.verified_coverage`): the model, the floor, the
     pairs read and established, and the reply counts; empty otherwise."""
 
     @property
@@ -276,10 +272,10 @@ class CoverageSelector:
         pool: str = SelectOptions.pool,
         pool_depth: int = SelectOptions.pool_depth,
         selector: str = SelectOptions.selector,
-        verify: Verifier | None = None,
+        verify: EvidenceVerifier | None = None,
     ) -> Selection:
         """Select ``k`` documents for one query (module docstring); with ``verify``, on the evidence a
-        reader confirmed (:mod:`nclue.select.verify`)."""
+        reader confirmed (:mod:`nclue.reader.verified_coverage`)."""
         from nclue.systems.backbone import Request
 
         self._warm.join()
@@ -400,7 +396,7 @@ def select_documents(
     selector: str = SelectOptions.selector,
     calibration: Calibration | str | Path | None = None,
     near_duplicates: float = SelectOptions.near_duplicates,
-    verify: Verifier | None = None,
+    verify: EvidenceVerifier | None = None,
 ) -> Selection:
     """Open ``collection`` and answer one query (:meth:`CoverageSelector.select`)."""
     return CoverageSelector(collection, calibration, near_duplicates).select(

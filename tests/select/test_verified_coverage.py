@@ -1,4 +1,4 @@
-"""Reader-verified coverage (``nclue.select.verify``): which pairs are read, on which pages, and how the
+"""Reader-verified coverage (``nclue.reader.verified_coverage``): which pairs are read, on which pages, and how the
 reader's decisions replace the evidence — by hand-made evidence, and end to end through a batch
 file on real pages, with replies written by parsing the prompts independently of the product."""
 
@@ -12,8 +12,8 @@ import pytest
 
 from nclue.errors import NclueError
 from nclue.reader.reading import Readings
+from nclue.reader.verified_coverage import VerifyOptions, apply_readings, verification_requests
 from nclue.select.coverage_evidence import Evidence
-from nclue.select.verify import VerifyOptions, apply_readings, verification_requests
 
 
 def evidence(probs: list[list[float]]) -> Evidence:
@@ -116,8 +116,8 @@ def answer(prompt: str, establish: str, bad_quote: bool = False) -> dict:
 def test_a_batch_round_trip_selects_on_what_the_reader_confirmed(indexed, tmp_path):
     from nclue.llm.batch import read_requests
     from nclue.llm.cache import BatchPending
+    from nclue.reader.verified_coverage import open_verifier
     from nclue.select.single import NOT_FOUND, CoverageSelector
-    from nclue.select.verify import open_verifier
 
     selector = CoverageSelector(indexed)
     query = dict(query="writing algorithms in LaTeX", requirements=["floating environment", "pseudocode"], k=2,
@@ -164,8 +164,8 @@ def test_a_batch_round_trip_selects_on_what_the_reader_confirmed(indexed, tmp_pa
 def test_a_reply_with_a_quote_not_on_the_page_leaves_its_pair_unread(indexed, tmp_path):
     from nclue.llm.batch import read_requests
     from nclue.llm.cache import BatchPending
+    from nclue.reader.verified_coverage import open_verifier
     from nclue.select.single import CoverageSelector
-    from nclue.select.verify import open_verifier
 
     selector = CoverageSelector(indexed)
     query = dict(query="writing algorithms", requirements=["floating environment", "pseudocode"], k=2, pool_depth=3)
