@@ -214,3 +214,13 @@ def test_cli_batch_out_stops_with_exit_3_and_the_import_command(cli, indexed, tm
     contents = [row["body"]["messages"][0]["content"] for row in rows]
     assert contents and all('Condition 1: "' in c for c in contents)
     assert any('"pseudocode"' in c for c in contents) and any('"floating environment"' in c for c in contents)
+
+
+def test_reply_options_without_a_reader_and_a_floor_above_one_half_are_refused(cli, lexical_only, tmp_path):
+    result = cli("coverage", "select", lexical_only, "-q", "x", "-r", "pseudocode",
+                 "--verify-batch-in", str(tmp_path / "r.jsonl"))  # fmt: skip
+    assert result.exit_code == 2 and "name the reader with --verify-model" in result.output
+    result = cli("coverage", "select", lexical_only, "-q", "x", "-r", "pseudocode", "--verify-model", "reader:A",
+                 "--verify-floor", "0.7", "--verify-batch-out", str(tmp_path / "a.jsonl"))  # fmt: skip
+    assert result.exit_code == 2 and "verify floor 0.7 must lie in (0, 0.5]" in result.output
+    assert not (tmp_path / "a.jsonl").exists()

@@ -108,6 +108,12 @@ def select(
     from nclue.select.single import select_documents
 
     verifier = None
+    given = [name for name, value in (("--verify-batch-out", verify_batch_out), ("--verify-batch-in", verify_batch_in),
+             ("--verify-cache", verify_cache), ("--llm-url", llm_url)) if value is not None]  # fmt: skip
+    if verify_model is None and given:
+        from nclue.errors import NclueError
+
+        raise NclueError(f"{given[0]} reads the verification replies; name the reader with --verify-model MODEL")
     if verify_model is not None:
         verifier = open_verifier(
             collection, verify_model, llm_url, None, llm_api.value if llm_api else None, verify_cache,
