@@ -133,11 +133,13 @@ def main() -> None:
         v = apply_readings(ev, readings)
         for j, i in enumerate(members):
             verified[i] = bool(v.established[0, j])
-            if v.evidence.pages[0][j]:
+            if v.established[0, j]:
                 first_page[i] = v.evidence.pages[0][j][0]
     in_sample = np.zeros(len(pairs), dtype=bool)
     in_sample[sample] = True
     below = prob < options.floor
+    if not len(sample):
+        sys.exit(f"no read pair of {args.bench} has P ≥ {options.floor}: nothing to verify")
     weight = len(eligible) / len(sample)
 
     def estimate(idx: np.ndarray) -> tuple[float, float]:

@@ -156,8 +156,9 @@ def test_a_batch_round_trip_selects_on_what_the_reader_confirmed(indexed, tmp_pa
     assert by_doc  # every prompt parsed
     cached = [json.loads(line) for line in cache.read_text().splitlines()]
     assert len(cached) == len(prompts) and {row["answered_by"] for row in cached} == {"test"}
-    again = selector.select(**query, verify=open_verifier(indexed, "reader:T", cache=cache, batch_out=ask))
-    assert again.to_json() == verified.to_json()  # the frozen cache answers; nothing is asked
+    again = selector.select(**query, verify=open_verifier(indexed, "reader:T", cache=cache))
+    assert again.to_json()["selected"] == verified.to_json()["selected"]  # the frozen cache answers: no batch file
+    assert again.verdicts == verified.verdicts and again.verification["pairs_read"] == v["pairs_read"]
 
 
 @pytest.mark.slow
@@ -191,15 +192,45 @@ def test_a_reply_with_a_quote_not_on_the_page_leaves_its_pair_unread(indexed, tm
         alone = float(selector.model.evidence(["pseudocode"], [s.doc_id]).probs[0, 0])
         assert s.probability["pseudocode"] == pytest.approx(alone, abs=1e-12)
     assert any(s.probability["pseudocode"] not in (0.0, 1.0) for s in verified.selected)
+    assert "left their pairs unread" in verified.render("markdown")
+    fixed = tmp_path / "fixed.jsonl"  # the failed replies were not frozen: corrected ones answer now
+    fixed.write_text("".join(json.dumps({"custom_id": c, "reply": answer(p, "pseudocode")}) + "\n" for c, p in prompts))
+    corrected = selector.select(
+        **query, verify=open_verifier(indexed, "reader:Q", cache=tmp_path / "c.jsonl", batch_in=fixed)
+    )
+    assert corrected.verification["rejected_answers"] == 0 and corrected.verification["pairs_read"] == len(names)
     assert plain.selected  # the unverified selection answered too
 
 
-def test_verification_without_endpoint_or_batch_file_is_one_line_naming_both(cli, lexical_only, monkeypatch):
+@pytest.mark.slow
+def test_replies_that_match_no_prompt_are_named_when_the_run_stops(indexed, tmp_path):
+    from nclue.llm.cache import BatchPending
+    from nclue.reader.verified_coverage import open_verifier
+    from nclue.select.single import CoverageSelector
+
+    stale = tmp_path / "stale.jsonl"  # replies written for other prompts (another spelling, another pool)
+    stale.write_text(json.dumps({"custom_id": "0" * 64, "reply": {"conditions": []}}) + "\n")
+    with pytest.raises(BatchPending, match="1 imported replies matched no prompt"):
+        CoverageSelector(indexed).select(
+            "writing algorithms", ["floating environment", "pseudocode"], k=2, pool_depth=3,
+            verify=open_verifier(indexed, "reader:S", cache=tmp_path / "c.jsonl", batch_in=stale),
+        )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_without_an_endpoint_the_prompts_go_beside_the_cache(cli, indexed, tmp_path, monkeypatch):
     monkeypatch.delenv("NCLUE_LLM_URL", raising=False)
-    result = cli("coverage", "select", lexical_only, "-q", "x", "-r", "pseudocode", "--k", "2",
-                 "--verify-model", "reader:A")  # fmt: skip
-    assert result.exit_code == 2, result.output
-    assert "--llm-url" in result.output and "--verify-batch-out" in result.output
+    result = cli("coverage", "select", indexed, "-q", "x", "-r", "pseudocode", "-r", "floating environment",
+                 "--k", "2", "--pool-depth", "3", "--verify-model", "reader:A",
+                 "--verify-cache", str(tmp_path / "v" / "cache.jsonl"))  # fmt: skip
+    assert result.exit_code == 3, result.output
+    assert (tmp_path / "v" / "coverage_verify.requests.jsonl").is_file()
+
+
+def test_an_endpoint_and_batch_files_together_are_refused(cli, lexical_only, tmp_path):
+    result = cli("coverage", "select", lexical_only, "-q", "x", "-r", "pseudocode", "--verify-model", "m",
+                 "--llm-url", "http://127.0.0.1:9/v1", "--verify-batch-out", str(tmp_path / "a.jsonl"))  # fmt: skip
+    assert result.exit_code == 2 and "not both" in result.output
 
 
 @pytest.mark.slow
@@ -220,6 +251,8 @@ def test_reply_options_without_a_reader_and_a_floor_above_one_half_are_refused(c
     result = cli("coverage", "select", lexical_only, "-q", "x", "-r", "pseudocode",
                  "--verify-batch-in", str(tmp_path / "r.jsonl"))  # fmt: skip
     assert result.exit_code == 2 and "name the reader with --verify-model" in result.output
+    result = cli("coverage", "select", lexical_only, "-q", "x", "-r", "pseudocode", "--verify-pages", "3")
+    assert result.exit_code == 2 and "--verify-pages belongs to reader verification" in result.output
     result = cli("coverage", "select", lexical_only, "-q", "x", "-r", "pseudocode", "--verify-model", "reader:A",
                  "--verify-floor", "0.7", "--verify-batch-out", str(tmp_path / "a.jsonl"))  # fmt: skip
     assert result.exit_code == 2 and "verify floor 0.7 must lie in (0, 0.5]" in result.output

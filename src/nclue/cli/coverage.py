@@ -108,12 +108,16 @@ def select(
     from nclue.select.single import select_documents
 
     verifier = None
-    given = [name for name, value in (("--verify-batch-out", verify_batch_out), ("--verify-batch-in", verify_batch_in),
-             ("--verify-cache", verify_cache), ("--llm-url", llm_url)) if value is not None]  # fmt: skip
+    given = [name for name, value, default in (
+        ("--verify-batch-out", verify_batch_out, None), ("--verify-batch-in", verify_batch_in, None),
+        ("--verify-cache", verify_cache, None), ("--llm-url", llm_url, None), ("--llm-api", llm_api, None),
+        ("--verify-floor", verify_floor, VERIFY_FLOOR), ("--verify-pages", verify_pages, VERIFY_PAGES),
+        ("--answered-by", answered_by, ""), ("--answered-on", answered_on, None),
+    ) if value != default]  # fmt: skip
     if verify_model is None and given:
         from nclue.errors import NclueError
 
-        raise NclueError(f"{given[0]} reads the verification replies; name the reader with --verify-model MODEL")
+        raise NclueError(f"{given[0]} belongs to reader verification; name the reader with --verify-model MODEL")
     if verify_model is not None:
         verifier = open_verifier(
             collection, verify_model, llm_url, None, llm_api.value if llm_api else None, verify_cache,

@@ -196,6 +196,10 @@ class Asker:
         self.fresh += 1
         return reply
 
+    def forget(self, prompt: str) -> None:
+        """Drop ``prompt``'s frozen reply (one that failed validation), so a corrected reply can answer it later."""
+        self.cache.entries.pop(self.cache.key(prompt, self.config.model), None)
+
     @property
     def unmatched(self) -> int:
         """Imported replies whose ``custom_id`` matched no prompt this run asked."""

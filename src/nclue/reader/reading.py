@@ -147,9 +147,11 @@ def requests_for(
     return out
 
 
-def read_all(requests: list[Request], asker: Asker) -> Readings:
+def read_all(requests: list[Request], asker: Asker, forget_failed: bool = False) -> Readings:
     """Ask every request (cache → imported batch → endpoint); validate each reply; then finish the asker.
 
+    With ``forget_failed``, a reply that fails parsing or has a rejected answer is not kept in the
+    frozen cache, so a corrected reply (a later import, or the endpoint asked again) can replace it.
     Raises :class:`nclue.llm.cache.BatchPending` when replies are still missing (nothing is built).
     """
     out = Readings(requests=len(requests))
@@ -164,10 +166,14 @@ def read_all(requests: list[Request], asker: Asker) -> Readings:
             parsed = parse_reply(reply, request.item)
         except ValueError:
             out.malformed += 1
+            if forget_failed:
+                asker.forget(request.prompt)
             continue
         for cond, (answer, evidence) in zip(request.item["conditions"], parsed):  # type: ignore[union-attr]
             if condition_problems(cond, answer, evidence):
                 out.rejected += 1
+                if forget_failed:
+                    asker.forget(request.prompt)
                 continue
             out.pages[(request.doc_id, cond["name"])] = tuple(sorted({p for p, _ in evidence})) if answer else ()
     asker.finish()

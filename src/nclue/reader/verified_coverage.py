@@ -1,8 +1,8 @@
 """Reader-verified coverage: a reader confirms or rejects the evidence before the verdicts.
 
 ``docs/coverage.md#reader-verified-verdicts``. The page-evidence model ranks pages well, but its
-probabilities stop short of a reader's judgment: against blind readers of the development pools,
-``P ≥ 0.5`` has pair precision 0.93 and recall 0.71, and no threshold gives both 0.85
+probabilities stop short of a reader's judgment: against the blind readers of the development
+corpus, ``P ≥ 0.5`` has pair precision 0.85 and recall 0.73, and no threshold gives both 0.85
 (``docs/evidence.md``). A reader — an LLM endpoint, a batch API or people — closes that gap.
 
 For every pool (document, requirement) whose probability is at least ``floor``, the reader is
@@ -12,12 +12,16 @@ benchmark's reading (:mod:`nclue.reader.reading`): a positive must quote a shown
 negative quotes nothing. The reader's decision replaces the probability — 1 with the quoted pages
 best first, or 0 — and the selectors then run on the verified probabilities. Pairs below the floor
 are not read and keep their probability (below the floor, so never covered). A reply that fails
-validation leaves its pair unread (its probability stands) and is counted.
+validation leaves its pairs unread (their probability stands), is counted, and is not frozen, so a
+corrected reply can answer it on a later run.
 
 Every reply is frozen in a response cache with its provenance (model, who answered, date, prompt
 template SHA-256); a second run reads the cache and asks nothing. In batch mode the prompts still
 unanswered are written to a batch request file and the command stops (exit 3) until the replies
-are imported.
+are imported; imported replies that match no prompt (the requirements, their spelling, the pool
+or the pages changed since they were written) are counted and named. A prompt is the document, its
+requirements at or above the floor in the given order, and their pages: change any of them and the
+prompt is new.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import numpy as np
 from nclue.audit.rubric import default_rubric
 from nclue.errors import NclueError
 from nclue.io import dumps_canonical, sha256_bytes
-from nclue.llm.cache import Asker
+from nclue.llm.cache import Asker, BatchPending
 from nclue.reader.reading import NEED, Readings, Request, read_all
 from nclue.select.coverage_evidence import COVER_THRESHOLD, Evidence, EvidenceModel
 from nclue.select.selection_defaults import VERIFY_CONDITIONS_PER_PROMPT, VERIFY_FLOOR, VERIFY_PAGES
@@ -149,7 +153,18 @@ class Verifier:
         Raises :class:`nclue.llm.cache.BatchPending` (exit 3) while replies are missing in batch mode.
         """
         requests = verification_requests(model, evidence, page_text, self.options)
-        readings = read_all(requests, self.asker)
+        try:
+            readings = read_all(requests, self.asker, forget_failed=True)
+        except BatchPending as pending:
+            unmatched = self.asker.unmatched
+            if not unmatched:
+                raise
+            raise BatchPending(
+                f"{pending} ({unmatched} imported replies matched no prompt of this selection: the "
+                "requirements, their spelling, the pool or the pages differ from those the replies answered)",
+                pending.path,
+                pending.pending,
+            ) from None
         verified = apply_readings(evidence, readings)
         verified.summary.update(
             {
@@ -158,6 +173,7 @@ class Verifier:
                 "pages": self.options.pages,
                 "cache": str(self.asker.cache.path),
                 "template_sha256": self.asker.template_hash,
+                "unmatched_replies": self.asker.unmatched,
             }
         )
         return verified
@@ -180,8 +196,10 @@ def open_verifier(
     answered_on: str | None = None,
     options: VerifyOptions = VerifyOptions(),
 ) -> Verifier:
-    """A :class:`Verifier` reading through an endpoint (``url``, or ``NCLUE_LLM_URL``) or, with a batch
-    file, in batch mode; replies frozen in ``cache`` (default ``COLLECTION/llm/coverage_verify.jsonl``)."""
+    """A :class:`Verifier` reading through an endpoint (``url``, or ``NCLUE_LLM_URL``) or else in batch mode
+    (cached and imported replies answer; prompts still unanswered go to ``batch_out``, default beside
+    the cache, and stop the command); replies frozen in ``cache`` (default
+    ``COLLECTION/llm/coverage_verify.jsonl``)."""
     from nclue.audit.machine import TEMPLATE, template_text
     from nclue.llm.cache import ResponseCache
     from nclue.llm.client import LLMConfig
@@ -189,21 +207,26 @@ def open_verifier(
     if not isinstance(model, str) or not model.strip():
         raise NclueError("verification needs the reader's model name (--verify-model), e.g. gpt-4o-mini or reader:A")
     config = LLMConfig.from_env(url, model, key, api)
-    batch = batch_out is not None or batch_in is not None
-    if not batch and not config.url:
+    files = batch_out is not None or batch_in is not None
+    if files and url:
         raise NclueError(
-            "verification needs an endpoint (--llm-url or NCLUE_LLM_URL) or a batch file "
-            "(--verify-batch-out FILE to write the prompts, --verify-batch-in REPLIES to import the answers)"
+            "give either an endpoint (--llm-url) or batch files (--verify-batch-out/--verify-batch-in), not both"
         )
-    root = Path(collection)
+    cache_path = Path(cache) if cache else Path(collection) / VERIFY_CACHE
+    try:
+        cache_path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NclueError(
+            f"cannot write the verification cache {cache_path} ({exc.strerror}); pass --verify-cache PATH"
+        ) from None
     return Verifier(
         Asker(
             config,
-            ResponseCache(Path(cache) if cache else root / VERIFY_CACHE),
+            ResponseCache(cache_path),
             TEMPLATE,
             template_text(),
-            mode="batch" if batch else "online",
-            batch_out=Path(batch_out) if batch_out else root / "llm" / "coverage_verify.requests.jsonl",
+            mode="batch" if files or not config.url else "online",
+            batch_out=Path(batch_out) if batch_out else cache_path.with_name("coverage_verify.requests.jsonl"),
             batch_in=Path(batch_in) if batch_in else None,
             answered_by=answered_by,
             answered_on=answered_on,

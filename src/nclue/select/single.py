@@ -188,10 +188,17 @@ class Selection(Tabular):
         v = self.verification
         if not v:
             return ""
+        failed = v["malformed_replies"] + v["rejected_answers"]
         return (
             f"Verified by the reader {v['model']}: {v['pairs_read']} (document, requirement) pairs with "
             f"P ≥ {v['floor']} read on their {v['pages']} best pages, {v['established']} established "
             "(probability 1.00, the pages the reader quoted), the others 0.00. "
+            + (
+                f"Replies that failed validation ({v['malformed_replies']} malformed, {v['rejected_answers']} "
+                "rejected answers) left their pairs unread: the evidence's probability stands there. "
+                if failed
+                else ""
+            )
         )
 
     def _verdict_cell(self, req: str) -> str:
