@@ -47,3 +47,22 @@ def test_acronym_pairs_merge(make_collection) -> None:
     # page 4 establishes it through the acronym's repeated use, although the expansion occurs once
     assert all(4 in pages for pages in inv.pages[inv.conditions.index(tei[0])].values())
     assert ("tei",) not in {c.key for c in names.values()}
+
+
+def test_acronym_matches_are_finditer_on_random_text() -> None:
+    """The paren-anchored search finds exactly what ``finditer`` over the whole text finds (brute force),
+    on texts built from the characters that make matches start, end, overlap and fail."""
+    import random
+
+    from nclue.bench.inventory import _ACRONYM, _acronym_matches
+
+    pieces = ["Text", "Encoding", "Initiative", "t", "e", "i", "-", " ", "\u00a0", "\n", "(", ")", "TEI", "TEIs",
+              "(TEI)", "(TE)", "(TEIs)", "(TEXTENC)", "x1", ".", "ab", "Zz"]  # fmt: skip
+    rng = random.Random(7)
+    found = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 40)))
+        want = [(m.span(), m.groups()) for m in _ACRONYM.finditer(text)]
+        assert [(m.span(), m.groups()) for m in _acronym_matches(text)] == want, text
+        found += len(want)
+    assert found > 300  # the texts do hold matches, several per text at times

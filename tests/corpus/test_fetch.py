@@ -118,6 +118,38 @@ def test_deb_reader_extracts_only_pdfs_and_dereferences_links(fake_deb: Path, de
         ar_members(b"PK\x03\x04", "x.deb")
 
 
+@pytest.mark.parametrize("suffix", ["gz", "bz2", "none"])
+def test_every_data_tar_compression_gives_the_same_pdfs(
+    suffix: str, fake_deb: Path, tmp_path: Path, debian_pdf_dir: Path
+) -> None:
+    """The tree is decompressed once in memory (``deb._tree_bytes``) for each compression a ``.deb`` may use."""
+    import bz2
+    import gzip
+
+    raw = lzma.decompress(ar_members(fake_deb.read_bytes(), fake_deb)["data.tar.xz"])
+    packed = {"gz": gzip.compress, "bz2": bz2.compress, "none": bytes}[suffix](raw)
+    name = "data.tar" if suffix == "none" else f"data.tar.{suffix}"
+    deb = tmp_path / f"other_{suffix}.deb"
+    deb.write_bytes(_ar([("debian-binary", b"2.0\n"), ("control.tar.xz", _tar_xz([], {})), (name, packed)]))
+    pdfs = {m.path: m.data for m in iter_pdfs(deb)}
+    assert pdfs["usr/share/fakepkg/manual/ref.pdf"] == (debian_pdf_dir / R_DATA).read_bytes()
+    assert len(pdfs) == 3
+
+
+def test_a_replaced_deb_is_read_again_and_a_corrupt_one_is_named(fake_deb: Path, tmp_path: Path) -> None:
+    """The decompressed tree is keyed on the file's size and time: new bytes at the same path are read
+    again, and a damaged payload is an error naming the package and the fix, not a traceback."""
+    assert len(list(iter_pdfs(fake_deb))) == 3
+    only = tarfile.TarInfo("./usr/share/doc/fakepkg/one.pdf")
+    only.size = 8
+    fake_deb.write_bytes(_ar([("debian-binary", b"2.0\n"), ("data.tar.xz", _tar_xz([only], {only.name: b"%PDF-1.4"}))]))
+    assert [m.path for m in iter_pdfs(fake_deb)] == ["usr/share/doc/fakepkg/one.pdf"]
+    broken = tmp_path / "broken_1.0_all.deb"
+    broken.write_bytes(_ar([("debian-binary", b"2.0\n"), ("data.tar.xz", b"\xfd7zXZ\x00 not really xz")]))
+    with pytest.raises(NclueError, match=r"broken_1\.0_all\.deb: cannot decompress data\.tar\.xz .*fetch again"):
+        list(iter_pdfs(broken))
+
+
 def _mirror(root: Path, deb: Path, sha: str) -> str:
     pool = root / "pool/main/f/fakepkg"
     pool.mkdir(parents=True)

@@ -36,13 +36,15 @@ from nclue.audit.audit_params import IMPACT_METRICS
 from nclue.errors import NclueError, require_seed
 from nclue.release import Release
 from nclue.runfile import run_name
-from nclue.scoring import Benchmark, from_records, score_runs
+from nclue.scoring import Benchmark, score_runs
 from nclue.scoring.benchmark import GOLD, PARTIAL
+from nclue.scoring.run_cache import run_columns
+from nclue.scoring.runs import encode_columns
 from nclue.scoring.summary import metric_matrix
 from nclue.stats import crossed_bootstrap, paired_randomization, spearman_matrix
 from nclue.stats.sensitivity import CrossedInterval
 from nclue.tables import METRIC_LABELS, Table, Tabular, fmt_ci, fmt_p, fmt_pp
-from nclue.types import DEFAULT_SEED, Run
+from nclue.types import DEFAULT_SEED
 
 PP = 100.0
 SHORT_LABELS = {"gold_ndcg": "Gold-NDCG", "n_clue_score": "n-Clue"}
@@ -432,7 +434,8 @@ def impact(
     require_seed(seed, "impact seed")
     if len(qrels) < 2:
         raise NclueError("give at least two qrels versions to compare (e.g. BENCH/qrels.jsonl AUDIT/qrels.v2.jsonl)")
-    parsed = [Run.read(f) for f in run_files(runs)]
+    files = run_files(runs)
+    parsed = [(run_name(f), run_columns(f), f) for f in files]  # parsed once, through the run cache
     home = Release.open(bench)
     reference = reference_release(bench, home, Path(qrels[0]))
     had_gold = frozenset(j.qid for j in reference.judgments if j.label == "gold")
@@ -443,7 +446,7 @@ def impact(
         lost = lost_gold(release, had_gold)
         lost_rows = sum(j.qid in lost for j in release.judgments)
         benchmark = Benchmark.from_release(release if keep_zero_gold else without_queries(release, lost))
-        loaded = [from_records(r, benchmark) for r in parsed]
+        loaded = [encode_columns(name, columns, benchmark, f) for name, columns, f in parsed]
         scores = score_runs(benchmark, loaded, k)
         values = {m: metric_matrix(scores, m) for m in IMPACT_METRICS}
         names = [r.name for r in loaded]

@@ -78,8 +78,9 @@ def loose_mention_docs(
             continue
         positions = []
         for w in words:
-            hits = np.isin(token_stem, _matching_stems(loose_stem(w), stems)) & usable
-            positions.append(np.flatnonzero(hits))
+            matching = np.zeros(len(stems), dtype=bool)
+            matching[_matching_stems(loose_stem(w), stems)] = True
+            positions.append(np.flatnonzero(matching[token_stem] & usable))  # a table look-up, not np.isin's sort
         anchor = positions[0]
         ok = np.ones(len(anchor), dtype=bool)
         for other in positions[1:]:

@@ -12,13 +12,17 @@ Only ``data.tar.zst`` needs help: the ``zstandard`` module when installed, other
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import io
+import lzma
 import posixpath
 import shutil
 import subprocess
 import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from nclue.errors import NclueError
@@ -59,18 +63,42 @@ def ar_members(blob: bytes, origin: object) -> dict[str, bytes]:
 
 
 def _data_tar(deb: Path) -> tarfile.TarFile:
-    members = ar_members(deb.read_bytes(), deb)
+    """The package's file tree, opened over its decompressed bytes (:func:`_tree_bytes`)."""
+    stat = deb.stat()
+    payload = _tree_bytes(str(deb), stat.st_size, stat.st_mtime_ns)
+    try:
+        return tarfile.open(fileobj=io.BytesIO(payload), mode="r:")
+    except tarfile.TarError as exc:
+        raise NclueError(f"{deb}: cannot read its data.tar ({exc}); delete it and fetch again") from None
+
+
+@lru_cache(maxsize=1)
+def _tree_bytes(deb: str, size: int, mtime_ns: int) -> bytes:
+    """The uncompressed ``data.tar`` of ``deb`` (keyed on its size and time, so a new file is read again).
+
+    Why whole: ``tarfile`` over a compressed stream seeks by decompressing again from the start,
+    and reading a package's licence files and then its PDFs seeked once per member (32 s for the
+    three ``debian-docs`` packages, against one decompression each). The last package is kept,
+    so its licence files and PDFs come from one decompression.
+    """
+    members = ar_members(Path(deb).read_bytes(), deb)
     names = [n for n in members if n.startswith("data.tar")]
     if not names:
         raise NclueError(f"{deb}: no data.tar member; delete it and fetch again")
     name = names[0]
     payload = members[name]
-    if name.endswith(".zst"):
-        payload = _unzstd(deb, payload)
     try:
-        return tarfile.open(fileobj=io.BytesIO(payload), mode="r:*")
-    except tarfile.TarError as exc:
-        raise NclueError(f"{deb}: cannot read {name} ({exc}); delete it and fetch again") from None
+        if name.endswith(".zst"):
+            return _unzstd(Path(deb), payload)
+        if name.endswith(".xz"):
+            return lzma.decompress(payload)
+        if name.endswith(".gz"):
+            return gzip.decompress(payload)
+        if name.endswith(".bz2"):
+            return bz2.decompress(payload)
+    except (lzma.LZMAError, OSError, EOFError, ValueError) as exc:
+        raise NclueError(f"{deb}: cannot decompress {name} ({exc}); delete it and fetch again") from None
+    return payload
 
 
 def _unzstd(deb: Path, payload: bytes) -> bytes:

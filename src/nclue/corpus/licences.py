@@ -26,6 +26,7 @@ import fnmatch
 import gzip
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 COPYRIGHT = "usr/share/doc/{package}/copyright"
 TEXLIVE_LICENSES = "usr/share/doc/{package}/Licenses.gz"
@@ -84,6 +85,20 @@ def parse_dep5(text: str) -> list[tuple[list[str], str]] | None:
     return out
 
 
+@lru_cache(maxsize=8)
+def _texlive_rules(blob: bytes) -> list[tuple[str, str]]:
+    """:func:`parse_texlive_licenses` of a gzipped ``Licenses`` file, parsed once per package
+    (a package has hundreds of PDFs; the bytes object's hash is cached, so a repeat is a lookup)."""
+    return parse_texlive_licenses(gzip.decompress(blob).decode("utf-8", "replace"))
+
+
+@lru_cache(maxsize=8)
+def _copyright(blob: bytes) -> tuple[str, list[tuple[list[str], str]] | None]:
+    """The decoded ``copyright`` file and its :func:`parse_dep5` stanzas, parsed once per package."""
+    text = blob.decode("utf-8", "replace")
+    return text, parse_dep5(text)
+
+
 def licence_of(package: str, member_path: str, files: dict[str, bytes], deb_url: str | None) -> Licence:
     """The licence of the PDF at ``member_path`` (installed path) of ``package``; see the module docstring."""
     copyright_path = COPYRIGHT.format(package=package)
@@ -91,13 +106,12 @@ def licence_of(package: str, member_path: str, files: dict[str, bytes], deb_url:
     licenses = files.get(TEXLIVE_LICENSES.format(package=package))
     if licenses is not None and member_path.startswith(TEXLIVE_DOC):
         source = "texmf-dist/doc/" + member_path[len(TEXLIVE_DOC) :]
-        for glob, licence in parse_texlive_licenses(gzip.decompress(licenses).decode("utf-8", "replace")):
+        for glob, licence in _texlive_rules(licenses):
             if fnmatch.fnmatchcase(source, glob):
                 if licence:
                     return Licence(licence, "texlive-licenses", pointer)
                 break
-    text = files.get(copyright_path, b"").decode("utf-8", "replace")
-    stanzas = parse_dep5(text)
+    text, stanzas = _copyright(files.get(copyright_path, b""))
     if stanzas is not None:
         below = member_path.removeprefix(f"usr/share/doc/{package}/")
         chosen = None
