@@ -73,6 +73,28 @@ def die_with_parent() -> None:
         os._exit(1)
 
 
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+"""What OpenMP, OpenBLAS and MKL read for their thread count when they are first loaded."""
+
+
+def start_worker(threads: int) -> None:
+    """Worker initializer: :func:`die_with_parent`, and at most ``threads`` BLAS/OpenMP threads.
+
+    Why: each library otherwise starts one thread per CPU in every worker, and OpenBLAS's idle
+    threads spin. Two matrix workers on two cores, each with NumPy's two OpenBLAS threads, took
+    48 s of wall time for the demo's default matrix (93 s of CPU), against 19 s with one thread
+    each (``benchmarks/RESULTS.md``). The variables cover libraries loaded later;
+    ``threadpoolctl`` limits those the worker has already loaded (NumPy, imported when a
+    spawned worker re-imports the parent's main module).
+    """
+    die_with_parent()
+    for name in THREAD_VARIABLES:
+        os.environ[name] = str(threads)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(threads)
+
+
 class LocalEngine:
     """This process (``workers == 1``) or a spawn process pool of ``workers`` processes."""
 
@@ -124,7 +146,10 @@ class LocalEngine:
             from concurrent.futures import ProcessPoolExecutor
 
             context = multiprocessing.get_context("spawn")
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=die_with_parent)
+            threads = max(1, (os.cpu_count() or 1) // self.workers)
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=context, initializer=start_worker, initargs=(threads,)
+            )
         return self._pool
 
     def close(self) -> None:
