@@ -91,3 +91,29 @@ def test_max_chunks_keeps_each_pages_first_windows(tokenizer):
     assert two.texts([text, "x"]) == full.texts([text, "x"])[:2] + ["x"]
     with pytest.raises(NclueError):
         chunk_pages([text], tokenizer, window=4, overlap=1, max_chunks=0)
+
+
+@pytest.mark.parametrize("max_chunks", [1, 2])
+def test_first_windows_from_a_prefix_are_those_of_the_whole_page(tokenizer, page_texts, max_chunks):
+    """``max_chunks`` tokenises only a prefix of each page; the windows must be those of the whole
+    page's tokens (computed here with ``word_windows`` on the full tokenisation), on real pages and on
+    pages that defeat the prefix: many short tokens (the prefix falls short and is read again whole),
+    no blank at all, a blank right at the cut, and a word straddling it."""
+    from nclue.models.chunking import PREFIX_CHARS_PER_TOKEN, PREFIX_MARGIN
+
+    cut = (max_chunks * 16 + PREFIX_MARGIN) * PREFIX_CHARS_PER_TOKEN
+    hard = [
+        "a-b.c,d;e " * 80,  # about one token per character
+        "x" * 3000,
+        "word " * (cut // 5) + "Debianization " * 40,
+        "y" * (cut - 3) + " " + "packaging policy " * 60,
+        "",
+    ]
+    texts = [*page_texts, *hard]
+    for window in (16, 254):
+        chunks = chunk_pages(texts, tokenizer, window=window, overlap=4, max_chunks=max_chunks)
+        want = []
+        for i, enc in enumerate(tokenizer.encode_batch(texts, add_special_tokens=False)):
+            for s, e in word_windows(enc.word_ids, len(enc.offsets), window, 4, max_chunks):
+                want.append((i, enc.offsets[s][0], enc.offsets[e][1]))
+        assert list(zip(chunks.page.tolist(), chunks.start.tolist(), chunks.end.tolist(), strict=True)) == want

@@ -145,6 +145,24 @@ def word_windows(
     return out
 
 
+PREFIX_CHARS_PER_TOKEN = 5
+"""Characters read per token a page's first ``max_chunks`` windows need (pages average 3.3–3.6
+characters per MiniLM token on the Debian corpora); a page whose prefix falls short is read whole."""
+
+PREFIX_MARGIN = 16
+"""Tokens a prefix must hold beyond the windows it serves, so none of them ends near the cut."""
+
+
+def _prefix(text: str, limit: int) -> str:
+    """``text`` cut at its last blank at or before ``limit`` characters (whole when not longer)."""
+    if len(text) <= limit:
+        return text
+    cut = limit
+    while cut > 0 and not text[cut].isspace():
+        cut -= 1
+    return text[:cut] if cut > 0 else text
+
+
 def chunk_pages(
     page_texts: Sequence[str],
     tokenizer,
@@ -156,16 +174,28 @@ def chunk_pages(
     """Chunk every page text (``tokenizer``: a ``tokenizers.Tokenizer`` without truncation).
 
     ``max_chunks`` keeps only each page's first windows (``1`` = the page truncated to one
-    window, the usual bi-encoder practice when encoding time is the constraint).
+    window, the usual bi-encoder practice when encoding time is the constraint). Then only a
+    prefix of each page is tokenised, cut at a blank: a tokenizer with a pre-tokenizer splits
+    words at blanks, so the tokens before the cut are the whole page's, and a prefix holding
+    :data:`PREFIX_MARGIN` tokens more than the windows need gives the same windows (a prefix
+    that holds fewer is tokenised again whole). Why: on the demo collection the whole pages
+    take 10.9 s with one tokenizer thread (`make` sets `TOKENIZERS_PARALLELISM=false`), the prefixes 6.8 s.
     """
     if max_chunks is not None and max_chunks < 1:
         raise NclueError(f"max chunks per page must be at least 1, got {max_chunks}")
     _check_windows(window, overlap)
+    needed = None if max_chunks is None or tokenizer.pre_tokenizer is None else max_chunks * window + PREFIX_MARGIN
     pages: list[int] = []
     starts: list[int] = []
     ends: list[int] = []
     for base in range(0, len(page_texts), batch):
-        encodings = tokenizer.encode_batch(list(page_texts[base : base + batch]), add_special_tokens=False)
+        texts = list(page_texts[base : base + batch])
+        read = texts if needed is None else [_prefix(t, needed * PREFIX_CHARS_PER_TOKEN) for t in texts]
+        encodings = tokenizer.encode_batch(read, add_special_tokens=False)
+        short = [i for i, enc in enumerate(encodings) if read[i] is not texts[i] and len(enc.ids) < needed]
+        if short:
+            for i, enc in zip(short, tokenizer.encode_batch([texts[i] for i in short], add_special_tokens=False)):
+                encodings[i] = enc
         for offset, enc in enumerate(encodings):
             spans = enc.offsets
             words = enc.word_ids
