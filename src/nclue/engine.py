@@ -82,16 +82,23 @@ def start_worker(threads: int) -> None:
 
     Why: each library otherwise starts one thread per CPU in every worker, and OpenBLAS's idle
     threads spin. Two matrix workers on two cores, each with NumPy's two OpenBLAS threads, took
-    48 s of wall time for the demo's default matrix (93 s of CPU), against 19 s with one thread
+    48 s of wall time for the demo's default matrix (93 s of CPU), against 18 s with one thread
     each (``benchmarks/RESULTS.md``). The variables cover libraries loaded later;
     ``threadpoolctl`` limits those the worker has already loaded (NumPy, imported when a
-    spawned worker re-imports the parent's main module).
+    spawned worker re-imports the parent's main module). A smaller count the user set in
+    :data:`THREAD_VARIABLES` is kept.
     """
     die_with_parent()
     for name in THREAD_VARIABLES:
+        first = os.environ.get(name, "").split(",")[0].strip()
+        if first.isdigit() and int(first) > 0:
+            threads = min(threads, int(first))
+    for name in THREAD_VARIABLES:
         os.environ[name] = str(threads)
-    from threadpoolctl import threadpool_limits
-
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # a dependency since 0.1.0; an older environment keeps the variables only
+        return
     threadpool_limits(threads)
 
 

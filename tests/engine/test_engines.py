@@ -41,19 +41,25 @@ def blas_threads(_: int) -> tuple[int, str]:
     ]
 
 
-def test_pool_workers_share_the_cpus_instead_of_each_taking_all() -> None:
-    """Each of ``w`` workers runs BLAS with ``cpus // w`` threads (two workers × two spinning
-    OpenBLAS threads on two cores made the demo's matrix 2.5× slower)."""
+@pytest.mark.parametrize(("cpus", "user", "want"), [(4, None, 2), (2, None, 1), (8, "1", 1)])
+def test_pool_workers_share_the_cpus_instead_of_each_taking_all(monkeypatch, cpus, user, want) -> None:
+    """Each of 2 workers runs BLAS with ``cpus // 2`` threads (two workers × two spinning OpenBLAS
+    threads on two cores made the demo's matrix 2.5× slower), and a smaller count the user set is kept."""
     import os
 
-    workers = max(2, os.cpu_count() or 1)
-    engine = LocalEngine(workers)
+    from nclue.engine import THREAD_VARIABLES
+
+    for name in THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    if user is not None:
+        monkeypatch.setenv("OMP_NUM_THREADS", user)
+    monkeypatch.setattr(os, "cpu_count", lambda: cpus)  # read in this process when the pool starts
+    engine = LocalEngine(2)
     try:
-        seen = {result for _, result in engine.imap(blas_threads, ((i,) for i in range(4 * workers)))}
+        seen = {result for _, result in engine.imap(blas_threads, ((i,) for i in range(8)))}
     finally:
         engine.close()
-    share = max(1, (os.cpu_count() or 1) // workers)
-    assert seen == {(share, str(share))}
+    assert seen == {(want, str(want))}
 
 
 def test_bad_engine_choices_are_clear() -> None:

@@ -20,9 +20,9 @@ import posixpath
 import shutil
 import subprocess
 import tarfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from nclue.errors import NclueError
@@ -62,43 +62,38 @@ def ar_members(blob: bytes, origin: object) -> dict[str, bytes]:
     return members
 
 
-def _data_tar(deb: Path) -> tarfile.TarFile:
-    """The package's file tree, opened over its decompressed bytes (:func:`_tree_bytes`)."""
-    stat = deb.stat()
-    payload = _tree_bytes(str(deb), stat.st_size, stat.st_mtime_ns)
-    try:
-        return tarfile.open(fileobj=io.BytesIO(payload), mode="r:")
-    except tarfile.TarError as exc:
-        raise NclueError(f"{deb}: cannot read its data.tar ({exc}); delete it and fetch again") from None
-
-
-@lru_cache(maxsize=1)
-def _tree_bytes(deb: str, size: int, mtime_ns: int) -> bytes:
-    """The uncompressed ``data.tar`` of ``deb`` (keyed on its size and time, so a new file is read again).
+def data_tree(deb: Path) -> bytes:
+    """The uncompressed ``data.tar`` of ``deb`` (pass it to :func:`iter_pdfs` and :func:`read_files`).
 
     Why whole: ``tarfile`` over a compressed stream seeks by decompressing again from the start,
     and reading a package's licence files and then its PDFs seeked once per member (32 s for the
-    three ``debian-docs`` packages, against one decompression each). The last package is kept,
-    so its licence files and PDFs come from one decompression.
+    three ``debian-docs`` packages, against one decompression each). A caller that reads one
+    package twice decompresses it once and hands the bytes to both readers.
     """
-    members = ar_members(Path(deb).read_bytes(), deb)
+    members = ar_members(deb.read_bytes(), deb)
     names = [n for n in members if n.startswith("data.tar")]
     if not names:
         raise NclueError(f"{deb}: no data.tar member; delete it and fetch again")
     name = names[0]
     payload = members[name]
+    if name.endswith(".zst"):
+        return _unzstd(deb, payload)
+    decoders = {".xz": lzma.decompress, ".lzma": lzma.decompress, ".gz": gzip.decompress, ".bz2": bz2.decompress}
+    decode = next((fn for suffix, fn in decoders.items() if name.endswith(suffix)), None)
+    if decode is None:
+        return payload
     try:
-        if name.endswith(".zst"):
-            return _unzstd(Path(deb), payload)
-        if name.endswith(".xz"):
-            return lzma.decompress(payload)
-        if name.endswith(".gz"):
-            return gzip.decompress(payload)
-        if name.endswith(".bz2"):
-            return bz2.decompress(payload)
-    except (lzma.LZMAError, OSError, EOFError, ValueError) as exc:
+        return decode(payload)
+    except (lzma.LZMAError, zlib.error, OSError, EOFError, ValueError) as exc:
         raise NclueError(f"{deb}: cannot decompress {name} ({exc}); delete it and fetch again") from None
-    return payload
+
+
+def _data_tar(deb: Path, tree: bytes | None) -> tarfile.TarFile:
+    """The package's file tree, opened over its decompressed bytes (``tree``, else :func:`data_tree`)."""
+    try:
+        return tarfile.open(fileobj=io.BytesIO(data_tree(deb) if tree is None else tree), mode="r:")
+    except tarfile.TarError as exc:
+        raise NclueError(f"{deb}: cannot read its data.tar ({exc}); delete it and fetch again") from None
 
 
 def _unzstd(deb: Path, payload: bytes) -> bytes:
@@ -107,9 +102,16 @@ def _unzstd(deb: Path, payload: bytes) -> bytes:
     except ImportError:
         zstandard = None
     if zstandard is not None:
-        return zstandard.ZstdDecompressor().decompressobj().decompress(payload)
+        try:
+            return zstandard.ZstdDecompressor().decompressobj().decompress(payload)
+        except zstandard.ZstdError as exc:
+            raise NclueError(f"{deb}: cannot decompress data.tar.zst ({exc}); delete it and fetch again") from None
     if shutil.which("dpkg-deb"):
-        return subprocess.run(["dpkg-deb", "--fsys-tarfile", str(deb)], check=True, capture_output=True).stdout
+        result = subprocess.run(["dpkg-deb", "--fsys-tarfile", str(deb)], capture_output=True)
+        if result.returncode != 0:
+            message = result.stderr.decode("utf-8", "replace").strip() or f"exit code {result.returncode}"
+            raise NclueError(f"{deb}: dpkg-deb cannot read it ({message}); delete it and fetch again")
+        return result.stdout
     raise NclueError(f"{deb}: data.tar.zst needs `pip install zstandard` or dpkg-deb; install one and retry")
 
 
@@ -118,13 +120,14 @@ def _normal(name: str) -> str:
     return posixpath.normpath("/" + name).lstrip("/")
 
 
-def iter_pdfs(deb: Path) -> Iterator[DebMember]:
+def iter_pdfs(deb: Path, tree: bytes | None = None) -> Iterator[DebMember]:
     """Yield every ``*.pdf`` of ``deb``'s file tree, in archive order, symlinks dereferenced.
 
     Paths are normalised (no leading ``./``; ``..`` cannot climb above the tree root).
     A link whose target is not a regular file inside the package raises :class:`NclueError`.
+    ``tree``: the package's :func:`data_tree` when the caller has it (else it is read here).
     """
-    with _data_tar(deb) as tar:
+    with _data_tar(deb, tree) as tar:
         entries = {_normal(m.name): m for m in tar.getmembers()}
         for path, member in entries.items():
             if not path.lower().endswith(".pdf"):
@@ -151,11 +154,12 @@ def iter_pdfs(deb: Path) -> Iterator[DebMember]:
             yield DebMember(path=path, data=handle.read(), via_symlink=target is not member)
 
 
-def read_files(deb: Path, paths: Iterator[str] | list[str]) -> dict[str, bytes]:
-    """The bytes of each named regular file of ``deb`` that exists (normalised paths; links not followed)."""
+def read_files(deb: Path, paths: Iterator[str] | list[str], tree: bytes | None = None) -> dict[str, bytes]:
+    """The bytes of each named regular file of ``deb`` that exists (normalised paths; links not followed);
+    ``tree`` as for :func:`iter_pdfs`."""
     wanted = {_normal(p) for p in paths}
     out: dict[str, bytes] = {}
-    with _data_tar(deb) as tar:
+    with _data_tar(deb, tree) as tar:
         for member in tar.getmembers():
             path = _normal(member.name)
             if path in wanted and member.isfile():

@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nclue.corpus.deb import iter_pdfs, read_files
+from nclue.corpus.deb import data_tree, iter_pdfs, read_files
 from nclue.corpus.licences import licence_of, package_files
 from nclue.errors import NclueError
 from nclue.io import (
@@ -226,8 +226,9 @@ def extract_package(deb: Path, package: str, dest: Path, url: str | None = None)
     """
     files = []
     n_symlinks = 0
-    notices = read_files(deb, package_files(package))
-    for member in iter_pdfs(deb):
+    tree = data_tree(deb)  # decompressed once for both readers
+    notices = read_files(deb, package_files(package), tree)
+    for member in iter_pdfs(deb, tree):
         terms = licence_of(package, member.path, notices, url)
         rel = package_path(package, member.path)
         atomic_write_bytes(dest / rel, member.data)

@@ -163,6 +163,13 @@ def _prefix(text: str, limit: int) -> str:
     return text[:cut] if cut > 0 else text
 
 
+def _settled(words: Sequence[int | None]) -> int:
+    """Tokens of a prefix before its last word: the tokenizer's own word boundaries lie before them,
+    so the text after the cut cannot change them (the last word may go on past the cut)."""
+    last = words[-1] if len(words) else None
+    return sum(1 for w in words if w != last)
+
+
 def chunk_pages(
     page_texts: Sequence[str],
     tokenizer,
@@ -175,10 +182,12 @@ def chunk_pages(
 
     ``max_chunks`` keeps only each page's first windows (``1`` = the page truncated to one
     window, the usual bi-encoder practice when encoding time is the constraint). Then only a
-    prefix of each page is tokenised, cut at a blank: a tokenizer with a pre-tokenizer splits
-    words at blanks, so the tokens before the cut are the whole page's, and a prefix holding
-    :data:`PREFIX_MARGIN` tokens more than the windows need gives the same windows (a prefix
-    that holds fewer is tokenised again whole). Why: on the demo collection the whole pages
+    prefix of each page is tokenised, cut at a blank. The tokens of the prefix's words before its
+    last one are the whole page's (the tokenizer itself ended those words before the cut; its
+    last word may run on, e.g. where the normaliser deletes the character cut at); a prefix
+    holding :data:`PREFIX_MARGIN` such tokens more than the windows need gives the same windows,
+    and any other is tokenised again whole, as is every page of a tokenizer without a
+    pre-tokenizer (no words). Why: on the demo collection the whole pages
     take 10.9 s with one tokenizer thread (`make` sets `TOKENIZERS_PARALLELISM=false`), the prefixes 6.8 s.
     """
     if max_chunks is not None and max_chunks < 1:
@@ -192,7 +201,7 @@ def chunk_pages(
         texts = list(page_texts[base : base + batch])
         read = texts if needed is None else [_prefix(t, needed * PREFIX_CHARS_PER_TOKEN) for t in texts]
         encodings = tokenizer.encode_batch(read, add_special_tokens=False)
-        short = [i for i, enc in enumerate(encodings) if read[i] is not texts[i] and len(enc.ids) < needed]
+        short = [i for i, enc in enumerate(encodings) if read[i] is not texts[i] and _settled(enc.word_ids) < needed]
         if short:
             for i, enc in zip(short, tokenizer.encode_batch([texts[i] for i in short], add_special_tokens=False)):
                 encodings[i] = enc
