@@ -70,6 +70,17 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True, help="folder of the frozen cache and pending requests")
     parser.add_argument("--sample", type=int, default=160)
     parser.add_argument("--seed", type=int, default=23)
+    parser.add_argument(
+        "--exclude",
+        default=None,
+        metavar="SEED:N",
+        help="leave out the pairs of an earlier sample (its seed and size) before drawing, so this sample is fresh",
+    )
+    parser.add_argument(
+        "--floors",
+        default="",
+        help="comma-separated higher floors also estimated from the same replies (pairs below one count as not covered)",
+    )
     parser.add_argument("--draws", type=int, default=2000)
     parser.add_argument("--answered-by", default=None, help="default: provenance.json beside the replies")
     parser.add_argument("--answered-on", default=None, help="default: provenance.json beside the replies")
@@ -94,8 +105,13 @@ def main() -> None:
         prob[members] = ev.probs[0]
     label = np.array([bool(row["established"]) for row in pairs])
     eligible = np.nonzero(prob >= options.floor)[0]
+    drawable = eligible
+    if args.exclude:
+        seed, _, size = args.exclude.partition(":")
+        earlier = np.random.default_rng(int(seed)).choice(eligible, size=min(int(size), len(eligible)), replace=False)
+        drawable = np.setdiff1d(eligible, earlier)
     rng = np.random.default_rng(args.seed)
-    sample = np.sort(rng.choice(eligible, size=min(args.sample, len(eligible)), replace=False))
+    sample = np.sort(rng.choice(drawable, size=min(args.sample, len(drawable)), replace=False))
 
     sampled_by_doc: dict[str, list[int]] = defaultdict(list)
     for i in sample.tolist():
@@ -140,18 +156,29 @@ def main() -> None:
     below = prob < options.floor
     if not len(sample):
         sys.exit(f"no read pair of {args.bench} has P ≥ {options.floor}: nothing to verify")
-    weight = len(eligible) / len(sample)
+    weight = len(drawable) / len(sample)
+    left_out = np.setdiff1d(eligible, drawable)  # an earlier sample's pairs: counted by their own replies elsewhere
 
-    def estimate(idx: np.ndarray) -> tuple[float, float]:
-        tp = weight * np.sum(verified[idx] & label[idx])
-        fp = weight * np.sum(verified[idx] & ~label[idx])
-        fn = weight * np.sum(~verified[idx] & label[idx]) + np.sum(label[below])
+    def estimate(idx: np.ndarray, floor: float = options.floor) -> tuple[float, float]:
+        """Precision and recall over the drawable pairs (sample weight ``weight``) and the census below the
+        verification floor; a pair under ``floor`` counts as not covered."""
+        kept = idx[prob[idx] >= floor]
+        dropped = idx[prob[idx] < floor]
+        tp = weight * np.sum(verified[kept] & label[kept])
+        fp = weight * np.sum(verified[kept] & ~label[kept])
+        fn = weight * (np.sum(~verified[kept] & label[kept]) + np.sum(label[dropped])) + np.sum(label[below])
         return rates(tp, fp, fn)
 
-    point = estimate(sample)
-    boot_rng = np.random.default_rng(args.seed + 1)
-    draws = np.array([estimate(boot_rng.choice(sample, size=len(sample), replace=True)) for _ in range(args.draws)])
-    lo, hi = np.percentile(draws, [2.5, 97.5], axis=0)
+    def interval(floor: float) -> tuple[tuple[float, float], np.ndarray, np.ndarray]:
+        boot_rng = np.random.default_rng(args.seed + 1)
+        draws = np.array(
+            [estimate(boot_rng.choice(sample, size=len(sample), replace=True), floor) for _ in range(args.draws)]
+        )
+        low, high = np.percentile(draws, [2.5, 97.5], axis=0)
+        return estimate(sample, floor), low, high
+
+    point, lo, hi = interval(options.floor)
+    floors = [float(f) for f in args.floors.split(",") if f.strip()]
 
     said = prob >= COVER_THRESHOLD
     whole = rates(np.sum(said & label), np.sum(said & ~label), np.sum(~said & label))
@@ -178,10 +205,22 @@ def main() -> None:
     print(f"| evidence `P ≥ 0.5` | every read pair (exact) | {len(pairs)} | {whole[0]:.3f} | {whole[1]:.3f} |")
     print(f"| evidence `P ≥ 0.5` | the sample | {len(s)} | {on_sample_evidence[0]:.3f} | {on_sample_evidence[1]:.3f} |")
     print(f"| reader-verified | the sample | {len(s)} | {on_sample_verified[0]:.3f} | {on_sample_verified[1]:.3f} |")
+    population = len(pairs) - len(left_out)
+    where = (
+        "every read pair (estimated)"
+        if not len(left_out)
+        else f"every read pair but the earlier sample's {len(left_out)} (estimated)"
+    )
     print(
-        f"| reader-verified | every read pair (estimated) | {len(pairs)} | {point[0]:.3f} [{lo[0]:.3f}, {hi[0]:.3f}] "
+        f"| reader-verified | {where} | {population} | {point[0]:.3f} [{lo[0]:.3f}, {hi[0]:.3f}] "
         f"| {point[1]:.3f} [{lo[1]:.3f}, {hi[1]:.3f}] |"
     )
+    for floor in floors:
+        at, low, high = interval(floor)
+        print(
+            f"| reader-verified, floor {floor} | {where} | {population} | {at[0]:.3f} [{low[0]:.3f}, {high[0]:.3f}] "
+            f"| {at[1]:.3f} [{low[1]:.3f}, {high[1]:.3f}] |"
+        )
     print()
     print(
         f"Verified covering pairs whose first page the benchmark's reader was shown: {len(checked)} of "
