@@ -218,7 +218,7 @@ def main() -> None:
     for floor in floors:
         at, low, high = interval(floor)
         print(
-            f"| reader-verified, floor {floor} | {where} | {population} | {at[0]:.3f} [{low[0]:.3f}, {high[0]:.3f}] "
+            f"| reader-verified, floor {floor} ({int(np.sum(prob >= floor))} of the pairs would be read) | {where} | {population} | {at[0]:.3f} [{low[0]:.3f}, {high[0]:.3f}] "
             f"| {at[1]:.3f} [{low[1]:.3f}, {high[1]:.3f}] |"
         )
     print()
