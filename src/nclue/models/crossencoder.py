@@ -29,6 +29,7 @@ import numpy as np
 
 from nclue.errors import NclueError
 from nclue.models.identity import ModelIdentity, bundled_model_path, cache_dir, model_identity
+from nclue.models.quiet_loading import no_loading_bars
 
 BUILTIN = "minilm"
 BUNDLED_KEYS: tuple[str, ...] = ("minilm", "bundled")
@@ -123,7 +124,8 @@ class CrossEncoderScorer:
         from sentence_transformers import CrossEncoder
 
         try:
-            self.model = CrossEncoder(str(path), device="cpu", local_files_only=True)
+            with no_loading_bars():
+                self.model = CrossEncoder(str(path), device="cpu", local_files_only=True)
         except (OSError, ValueError) as exc:
             raise NclueError(f"{path}: cannot load as a CrossEncoder ({exc})") from None
         self.identity: ModelIdentity = model_identity(path)

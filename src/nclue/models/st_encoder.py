@@ -17,6 +17,7 @@ import numpy as np
 from nclue.errors import NclueError
 from nclue.models.identity import model_identity
 from nclue.models.onnx_encoder import l2_normalize
+from nclue.models.quiet_loading import no_loading_bars
 from nclue.models.st_layout import check_sentence_transformer
 
 
@@ -27,7 +28,8 @@ def load_sentence_transformer(model_path: str | os.PathLike[str], device: str = 
     from sentence_transformers import SentenceTransformer
 
     try:
-        return SentenceTransformer(str(root), device=device, local_files_only=True)
+        with no_loading_bars():
+            return SentenceTransformer(str(root), device=device, local_files_only=True)
     except (OSError, ValueError, KeyError, RuntimeError) as exc:
         raise NclueError(f"{root}: cannot load as a sentence-transformers model ({exc})") from None
 
