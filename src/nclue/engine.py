@@ -77,29 +77,41 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"
 """What OpenMP, OpenBLAS and MKL read for their thread count when they are first loaded."""
 
 
-def start_worker(threads: int) -> None:
-    """Worker initializer: :func:`die_with_parent`, and at most ``threads`` BLAS/OpenMP threads.
+def env_thread_count(name: str = "OMP_NUM_THREADS") -> int | None:
+    """The thread count ``$name`` sets (its first level, as OpenMP reads ``4,2``), or ``None`` when unset
+    or not a positive number."""
+    first = os.environ.get(name, "").split(",")[0].strip()
+    return int(first) if first.isdigit() and int(first) > 0 else None
+
+
+def cap_threads(threads: int) -> int:
+    """Use at most ``threads`` BLAS/OpenMP threads in this process (a worker's share of the CPUs); return
+    the count applied.
 
     Why: each library otherwise starts one thread per CPU in every worker, and OpenBLAS's idle
     threads spin. Two matrix workers on two cores, each with NumPy's two OpenBLAS threads, took
     48 s of wall time for the demo's default matrix (93 s of CPU), against 18 s with one thread
-    each (``benchmarks/RESULTS.md``). The variables cover libraries loaded later;
-    ``threadpoolctl`` limits those the worker has already loaded (NumPy, imported when a
-    spawned worker re-imports the parent's main module). A smaller count the user set in
+    each (``benchmarks/RESULTS.md``). The variables cover libraries loaded later (torch and ONNX
+    Runtime read them at load); ``threadpoolctl`` limits those already loaded (NumPy, imported
+    when a spawned worker re-imports the parent's main module). A smaller count the user set in
     :data:`THREAD_VARIABLES` is kept.
     """
-    die_with_parent()
     for name in THREAD_VARIABLES:
-        first = os.environ.get(name, "").split(",")[0].strip()
-        if first.isdigit() and int(first) > 0:
-            threads = min(threads, int(first))
+        threads = min(threads, env_thread_count(name) or threads)
     for name in THREAD_VARIABLES:
         os.environ[name] = str(threads)
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # a dependency since 0.1.0; an older environment keeps the variables only
-        return
+        return threads
     threadpool_limits(threads)
+    return threads
+
+
+def start_worker(threads: int) -> None:
+    """Worker initializer: :func:`die_with_parent` and :func:`cap_threads`."""
+    die_with_parent()
+    cap_threads(threads)
 
 
 class LocalEngine:

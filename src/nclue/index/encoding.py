@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from nclue.engine import Engine
+from nclue.engine import Engine, cap_threads
 from nclue.index.token_codec import pack_tokens
 from nclue.models.encoder import Encoder, encode_with_tokens, load_encoder
 
@@ -66,8 +66,7 @@ def encode_shard(
     key = (model_path, backend, batch_size, threads)
     if key not in _ENCODERS:
         _ENCODERS.clear()
-        os.environ["OMP_NUM_THREADS"] = str(threads)
-        _ENCODERS[key] = load_encoder(model_path, backend=backend, batch_size=batch_size, threads=threads)
+        _ENCODERS[key] = load_encoder(model_path, backend=backend, batch_size=batch_size, threads=cap_threads(threads))
     return shard_result(_ENCODERS[key], texts, vectors, token_bits)
 
 

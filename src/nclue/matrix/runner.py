@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from nclue._version import __version__
-from nclue.engine import Engine, LocalEngine
+from nclue.engine import Engine, LocalEngine, cap_threads
 from nclue.errors import NclueError
 from nclue.io import dumps_canonical, exclusive_lock, sha256_bytes, sha256_file, writable_dir, write_json
 from nclue.matrix.runset import MANIFEST, read_manifest
@@ -232,9 +232,8 @@ def _produce(
 
     key = (bench, coll)
     if key not in _WORKSPACES:
-        if threads is not None:  # a pool worker: its share of the CPUs, read by torch and ONNX Runtime at load
-            for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-                os.environ[name] = str(threads)
+        if threads is not None:  # a pool or Ray worker: its share of the CPUs, before torch and ONNX Runtime load
+            cap_threads(threads)
         _WORKSPACES.clear()
         _WORKSPACES[key] = (Release.open(bench, with_qrels=False), Workspace(coll))
     release, workspace = _WORKSPACES[key]

@@ -166,8 +166,7 @@ def _prefix(text: str, limit: int) -> str:
 def _settled(words: Sequence[int | None]) -> int:
     """Tokens of a prefix before its last word: the tokenizer's own word boundaries lie before them,
     so the text after the cut cannot change them (the last word may go on past the cut)."""
-    last = words[-1] if len(words) else None
-    return sum(1 for w in words if w != last)
+    return list(words).index(words[-1]) if len(words) else 0  # a word's pieces are consecutive
 
 
 def chunk_pages(

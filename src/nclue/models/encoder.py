@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
+from nclue.engine import env_thread_count
 from nclue.errors import NclueError
 from nclue.models.identity import ModelIdentity, bundled_model_path, cache_dir, model_identity
 from nclue.models.st_layout import read_layout
@@ -284,14 +285,8 @@ def load_encoder(
         from nclue.models.static import StaticEncoder
 
         return StaticEncoder(path)
-    n_threads = int(threads or _omp_threads() or os.cpu_count() or 1)
+    n_threads = int(threads or env_thread_count() or os.cpu_count() or 1)
     return _OnnxBackend(path, backend == "onnx-int8", batch_size, n_threads, max_length, inter_threads)
-
-
-def _omp_threads() -> int | None:
-    """``$OMP_NUM_THREADS`` as a count (its first level), or ``None`` when unset or not a number."""
-    first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    return int(first) if first.isdigit() and int(first) > 0 else None
 
 
 def load_tokenizer(model_path: str | os.PathLike[str] | None = None):  # noqa: ANN201 - tokenizers.Tokenizer
