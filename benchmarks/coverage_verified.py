@@ -57,6 +57,28 @@ def judged_pairs(bench: Path) -> list[dict]:
     return [row for _, row in iter_jsonl(bench / "judgments.jsonl")]
 
 
+def sample_spec(text: str) -> tuple[int, int]:
+    """``SEED:N`` of ``--exclude`` as two integers, or an argparse error that shows the form."""
+    seed, _, size = text.partition(":")
+    if not (seed.strip().isdigit() and size.strip().isdigit()):
+        raise argparse.ArgumentTypeError(f"{text!r}: give the earlier sample as SEED:N, e.g. 23:160")
+    return int(seed), int(size)
+
+
+def floor_list(text: str) -> list[float]:
+    """``--floors`` as numbers in (0, 1], or an argparse error naming the bad one."""
+    out = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        try:
+            value = float(part)
+        except ValueError:
+            value = -1.0
+        if not 0 < value <= 1:
+            raise argparse.ArgumentTypeError(f"{part!r}: a floor is a probability in (0, 1], e.g. --floors 0.05,0.1")
+        out.append(value)
+    return out
+
+
 def rates(tp: float, fp: float, fn: float) -> tuple[float, float]:
     """``(precision, recall)``; 0 where undefined."""
     return (tp / (tp + fp) if tp + fp else 0.0, tp / (tp + fn) if tp + fn else 0.0)
@@ -73,12 +95,14 @@ def main() -> None:
     parser.add_argument(
         "--exclude",
         default=None,
+        type=sample_spec,
         metavar="SEED:N",
         help="leave out the pairs of an earlier sample (its seed and size) before drawing, so this sample is fresh",
     )
     parser.add_argument(
         "--floors",
-        default="",
+        default=[],
+        type=floor_list,
         help="comma-separated higher floors also estimated from the same replies (pairs below one count as not covered)",
     )
     parser.add_argument("--draws", type=int, default=2000)
@@ -107,8 +131,8 @@ def main() -> None:
     eligible = np.nonzero(prob >= options.floor)[0]
     drawable = eligible
     if args.exclude:
-        seed, _, size = args.exclude.partition(":")
-        earlier = np.random.default_rng(int(seed)).choice(eligible, size=min(int(size), len(eligible)), replace=False)
+        seed, size = args.exclude
+        earlier = np.random.default_rng(seed).choice(eligible, size=min(size, len(eligible)), replace=False)
         drawable = np.setdiff1d(eligible, earlier)
     rng = np.random.default_rng(args.seed)
     sample = np.sort(rng.choice(drawable, size=min(args.sample, len(drawable)), replace=False))
@@ -178,7 +202,7 @@ def main() -> None:
         return estimate(sample, floor), low, high
 
     point, lo, hi = interval(options.floor)
-    floors = [float(f) for f in args.floors.split(",") if f.strip()]
+    floors = args.floors
 
     said = prob >= COVER_THRESHOLD
     whole = rates(np.sum(said & label), np.sum(said & ~label), np.sum(~said & label))
