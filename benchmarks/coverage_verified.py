@@ -50,6 +50,7 @@ from nclue.select.coverage_evidence import COVER_THRESHOLD, EvidenceModel
 from nclue.systems.registry import Workspace
 
 MODEL = "blind-reader"
+VERIFIED_FILE = "verified.jsonl"  # per read pair: doc_id, condition, p, verified, first_page (for coverage_verdicts.py)
 
 
 def judged_pairs(bench: Path) -> list[dict]:
@@ -63,6 +64,15 @@ def sample_spec(text: str) -> tuple[int, int]:
     if not (seed.strip().isdigit() and size.strip().isdigit()):
         raise argparse.ArgumentTypeError(f"{text!r}: give the earlier sample as SEED:N, e.g. 23:160")
     return int(seed), int(size)
+
+
+def sample_size(text: str) -> int | None:
+    """``--sample`` as a positive count, or ``None`` for ``all`` (a census of the drawable pairs)."""
+    if text.strip().lower() == "all":
+        return None
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of pairs, e.g. 160, or 'all' for a census")
+    return int(text)
 
 
 def floor_list(text: str) -> list[float]:
@@ -90,14 +100,21 @@ def main() -> None:
     parser.add_argument("collection", type=Path)
     parser.add_argument("--replies", type=Path, required=True, help="replies file ({custom_id, reply} lines)")
     parser.add_argument("--work", type=Path, required=True, help="folder of the frozen cache and pending requests")
-    parser.add_argument("--sample", type=int, default=160)
+    parser.add_argument(
+        "--sample",
+        type=sample_size,
+        default=160,
+        help="pairs to read (default 160), or 'all' for a census of every eligible pair not left out",
+    )
     parser.add_argument("--seed", type=int, default=23)
     parser.add_argument(
         "--exclude",
-        default=None,
+        default=[],
+        action="append",
         type=sample_spec,
         metavar="SEED:N",
-        help="leave out the pairs of an earlier sample (its seed and size) before drawing, so this sample is fresh",
+        help="leave out the pairs of an earlier sample (its seed and size) before drawing, so this sample is fresh; "
+        "repeat it for a chain of samples, each drawn after leaving out those before it",
     )
     parser.add_argument(
         "--floors",
@@ -130,12 +147,14 @@ def main() -> None:
     label = np.array([bool(row["established"]) for row in pairs])
     eligible = np.nonzero(prob >= options.floor)[0]
     drawable = eligible
-    if args.exclude:
-        seed, size = args.exclude
-        earlier = np.random.default_rng(seed).choice(eligible, size=min(size, len(eligible)), replace=False)
-        drawable = np.setdiff1d(eligible, earlier)
-    rng = np.random.default_rng(args.seed)
-    sample = np.sort(rng.choice(drawable, size=min(args.sample, len(drawable)), replace=False))
+    for seed, size in args.exclude:
+        earlier = np.random.default_rng(seed).choice(drawable, size=min(size, len(drawable)), replace=False)
+        drawable = np.setdiff1d(drawable, earlier)
+    if args.sample is None:
+        sample = drawable
+    else:
+        rng = np.random.default_rng(args.seed)
+        sample = np.sort(rng.choice(drawable, size=min(args.sample, len(drawable)), replace=False))
 
     sampled_by_doc: dict[str, list[int]] = defaultdict(list)
     for i in sample.tolist():
@@ -175,8 +194,19 @@ def main() -> None:
             verified[i] = bool(v.established[0, j])
             if v.established[0, j]:
                 first_page[i] = v.evidence.pages[0][j][0]
-    in_sample = np.zeros(len(pairs), dtype=bool)
-    in_sample[sample] = True
+    write_jsonl(
+        args.work / VERIFIED_FILE,
+        [
+            {
+                "doc_id": pairs[i]["doc_id"],
+                "condition": pairs[i]["condition"],
+                "p": round(float(prob[i]), 6),
+                "verified": bool(verified[i]),
+                "first_page": first_page.get(i),
+            }
+            for i in sample.tolist()
+        ],
+    )
     below = prob < options.floor
     if not len(sample):
         sys.exit(f"no read pair of {args.bench} has P ≥ {options.floor}: nothing to verify")
@@ -194,6 +224,9 @@ def main() -> None:
         return rates(tp, fp, fn)
 
     def interval(floor: float) -> tuple[tuple[float, float], np.ndarray, np.ndarray]:
+        if args.sample is None:  # a census: the figures are exact, there is no sampling error to show
+            exact = np.array(estimate(sample, floor))
+            return tuple(exact), exact, exact
         boot_rng = np.random.default_rng(args.seed + 1)
         draws = np.array(
             [estimate(boot_rng.choice(sample, size=len(sample), replace=True), floor) for _ in range(args.draws)]
@@ -230,10 +263,11 @@ def main() -> None:
     print(f"| evidence `P ≥ 0.5` | the sample | {len(s)} | {on_sample_evidence[0]:.3f} | {on_sample_evidence[1]:.3f} |")
     print(f"| reader-verified | the sample | {len(s)} | {on_sample_verified[0]:.3f} | {on_sample_verified[1]:.3f} |")
     population = len(pairs) - len(left_out)
+    how = "census" if args.sample is None else "estimated"
     where = (
-        "every read pair (estimated)"
+        f"every read pair ({how})"
         if not len(left_out)
-        else f"every read pair but the earlier sample's {len(left_out)} (estimated)"
+        else f"every read pair but the earlier samples' {len(left_out)} ({how})"
     )
     print(
         f"| reader-verified | {where} | {population} | {point[0]:.3f} [{lo[0]:.3f}, {hi[0]:.3f}] "
