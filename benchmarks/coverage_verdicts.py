@@ -27,6 +27,15 @@ evidence pages for that condition are then non-empty); the evidence says so when
    tasks selecting two members of one group.
 
 Prints one Markdown table per part (the figures ``docs/coverage.md`` and the closing notes quote).
+
+``--verified FILE`` (repeatable; the ``verified.jsonl`` files of ``benchmarks/coverage_verified.py``,
+for the collection's default calibration) measures the reader-verified verdicts instead, as
+``nclue coverage select --verify-model`` gives them: a pair a reader read has probability 1 (its
+first quoted page shown first) or 0, a pair below the verification floor keeps its evidence
+probability, and the ``--selector`` ranking is re-derived from the frozen vectors on those
+probabilities. Every pool pair at or above the floor must have been read (a census), or the script
+stops naming the pairs left. It also prints the verified verdict's precision and recall over every
+pair the release's readers read (exact).
 """
 
 from __future__ import annotations
@@ -40,13 +49,65 @@ import numpy as np
 
 from nclue.index.duplicates import open_duplicates
 from nclue.io import iter_jsonl
-from nclue.select.freeze import GROUPS_FILE, load_evidence, load_groups, load_rankings, resolve_freeze
+from nclue.reader.verified_coverage import VerifyOptions
+from nclue.select.encode import load_vectors
+from nclue.select.freeze import (
+    GROUPS_FILE,
+    VECTORS_FILE,
+    FrozenEvidence,
+    compute_rankings,
+    load_evidence,
+    load_groups,
+    load_rankings,
+    read_method,
+    resolve_freeze,
+)
 from nclue.select.redundancy import redundant_slots
 from nclue.select.tasks import JUDGMENTS_FILE, load_tasks
 
 
 def ratio(a: int, b: int) -> str:
     return f"{a / b:.3f} ({a}/{b})" if b else "— (0/0)"
+
+
+def merged_verdicts(files: list[Path]) -> dict[tuple[str, str], dict]:
+    """(doc_id, condition) → its row in the first file that read it; otherwise its row with
+    ``verified`` false (below the floor) or null (eligible, and read by none of the files)."""
+    merged: dict[tuple[str, str], dict] = {}
+    for path in files:
+        for _, row in iter_jsonl(path):
+            key = (row["doc_id"], row["condition"])
+            if key not in merged or merged[key]["verified"] is None:
+                merged[key] = row
+    return merged
+
+
+def verified_evidence(tasks: list, frozen: FrozenEvidence, verdicts: dict[tuple[str, str], dict]) -> FrozenEvidence:
+    """Every pool pair's probability as verification leaves it: 1 or 0 where read (the first quoted
+    page shown first), the evidence's own below the floor; stops if an eligible pair was not read."""
+    floor = VerifyOptions().floor
+    probs, pages, unread = {}, {}, set()
+    for task in tasks:
+        p = np.zeros((len(task.pool), task.m))
+        best = frozen.best_page[task.task_id].copy()
+        for i, doc in enumerate(task.pool):
+            for r, condition in enumerate(task.requirements):
+                row = verdicts.get((doc, condition), {"verified": None})
+                if row["verified"] is None:
+                    unread.add(f"{doc} / {condition}")
+                elif row["p"] < floor:
+                    p[i, r] = row["p"]
+                else:
+                    p[i, r] = float(row["verified"])
+                    if row["first_page"] is not None:
+                        best[i, r] = row["first_page"]
+        probs[task.task_id], pages[task.task_id] = p, best
+    if unread:
+        raise SystemExit(
+            f"{len(unread)} pool pairs at or above the floor were read by none of the --verified files "
+            f"(e.g. {min(unread)}); read them with benchmarks/coverage_verified.py --sample all"
+        )
+    return FrozenEvidence(probs, pages)
 
 
 def main() -> None:
@@ -61,6 +122,14 @@ def main() -> None:
         help="count near-copies with groups at this resemblance from the collection's pairs "
         "(default: the freeze's own groups; use 0.10 for a freeze made with the rule off)",
     )
+    parser.add_argument(
+        "--verified",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="verified.jsonl of benchmarks/coverage_verified.py (repeatable): measure reader-verified verdicts",
+    )
     args = parser.parse_args()
     frozen = resolve_freeze(args.freezes)
     tasks = load_tasks(args.tasks, warn=lambda _: None)
@@ -68,6 +137,9 @@ def main() -> None:
     if evidence is None:
         raise SystemExit(f"{frozen}: no evidence was frozen")
     rankings = load_rankings(frozen)
+    verdicts = merged_verdicts(args.verified) if args.verified else {}
+    if verdicts:
+        evidence = verified_evidence(tasks, evidence, verdicts)
     adapter = json.loads((args.tasks / "adapter.json").read_text(encoding="utf-8"))
     if args.near_duplicates is None:
         groups = load_groups(frozen / GROUPS_FILE, tasks)
@@ -83,6 +155,11 @@ def main() -> None:
     if read_file.is_file():
         for _, row in iter_jsonl(read_file):
             shown[(row["doc_id"], row["condition"])] = set(row["shown"])
+    if verdicts:
+        rows = compute_rankings(
+            tasks, load_vectors(frozen / VECTORS_FILE), read_method(frozen)["k"], [args.selector], evidence, groups
+        )
+        rankings = {**rankings, **{(r["task_id"], r["method"]): r["ranking"] for r in rows}}
     covers: dict[tuple[str, str], set[int]] = {}
     for _, row in iter_jsonl(args.tasks / JUDGMENTS_FILE):
         covers[(row["task_id"], row["doc_id"])] = {r - 1 for r in row["requirements"]}
@@ -127,6 +204,19 @@ def main() -> None:
             pool_verdict[(not said[:, r].any(), not labelled[:, r].any())] += 1
 
     print(f"Freeze {frozen.name}, {len(tasks)} tasks, {sum(t.m for t in tasks)} requirement slots\n")
+    if verdicts:
+        print(
+            f"Reader-verified verdicts from {len(args.verified)} file(s); the {args.selector} rankings are "
+            "re-derived on the verified probabilities.\n"
+        )
+        read_pairs = Counter()
+        for _, row in iter_jsonl(read_file):
+            v = verdicts.get((row["doc_id"], row["condition"]), {"verified": None})["verified"]
+            read_pairs[(bool(v), bool(row["established"]))] += 1
+        tp, fp, fn = read_pairs[(True, True)], read_pairs[(True, False)], read_pairs[(False, True)]
+        print("| Every pair the release's readers read | Value |\n| :--- | ---: |")
+        print(f"| precision of the verified verdict | {ratio(tp, tp + fp)} |")
+        print(f"| recall of the verified verdict | {ratio(tp, tp + fn)} |\n")
     print("| Measure | Value |\n| :--- | ---: |")
     print(f"| pairs: precision of P ≥ 0.5 | {ratio(pair[(True, True)], pair[(True, True)] + pair[(True, False)])} |")
     print(f"| pairs: recall of P ≥ 0.5 | {ratio(pair[(True, True)], pair[(True, True)] + pair[(False, True)])} |")
@@ -158,7 +248,7 @@ def main() -> None:
 
     print("\n| Selector | Near-copy slots adding no coverage | Tasks with two of one group |")
     print("| :--- | ---: | ---: |")
-    for method in sorted({m for _, m in rankings}):
+    for method in [args.selector] if verdicts else sorted({m for _, m in rankings}):
         slots = twice = 0
         for task in tasks:
             position = {d: i for i, d in enumerate(task.pool)}

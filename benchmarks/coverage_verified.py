@@ -26,6 +26,11 @@ Where the replies file is missing or lacks replies, the requests still to answer
 form blind readers were given), and the script stops with exit code 3. Otherwise every reply is
 imported through the product's batch path (the same parser and verbatim-quote check as an
 endpoint's) into the frozen cache ``WORK/cache.jsonl``.
+
+``--sample all`` reads every eligible pair the ``--exclude`` chain leaves (a census: exact figures).
+Each run writes ``WORK/verified.jsonl``, every judged pair's verified verdict (``null`` where the
+pair is eligible but another sample reads it); ``benchmarks/coverage_verdicts.py --verified`` merges
+such files into whole-task verdicts.
 """
 
 from __future__ import annotations
@@ -50,7 +55,9 @@ from nclue.select.coverage_evidence import COVER_THRESHOLD, EvidenceModel
 from nclue.systems.registry import Workspace
 
 MODEL = "blind-reader"
-VERIFIED_FILE = "verified.jsonl"  # per read pair: doc_id, condition, p, verified, first_page (for coverage_verdicts.py)
+# Every judged pair: doc_id, condition, p, verified (null where eligible but not read here), first_page;
+# benchmarks/coverage_verdicts.py --verified merges these files.
+VERIFIED_FILE = "verified.jsonl"
 
 
 def judged_pairs(bench: Path) -> list[dict]:
@@ -194,17 +201,19 @@ def main() -> None:
             verified[i] = bool(v.established[0, j])
             if v.established[0, j]:
                 first_page[i] = v.evidence.pages[0][j][0]
+    read = np.zeros(len(pairs), dtype=bool)
+    read[sample] = True
     write_jsonl(
         args.work / VERIFIED_FILE,
         [
             {
-                "doc_id": pairs[i]["doc_id"],
-                "condition": pairs[i]["condition"],
+                "doc_id": row["doc_id"],
+                "condition": row["condition"],
                 "p": round(float(prob[i]), 6),
-                "verified": bool(verified[i]),
+                "verified": bool(verified[i]) if read[i] else (False if prob[i] < options.floor else None),
                 "first_page": first_page.get(i),
             }
-            for i in sample.tolist()
+            for i, row in enumerate(pairs)
         ],
     )
     below = prob < options.floor
@@ -252,7 +261,8 @@ def main() -> None:
     print(
         f"calibration {calibration.provenance.get('release')} ({calibration.sha256[:12]}); floor {options.floor}: "
         f"{len(eligible)} pairs eligible ({int(label[eligible].sum())} established), {int(below.sum())} below "
-        f"({int(label[below].sum())} established); sample {len(sample)} (seed {args.seed}), "
+        f"({int(label[below].sum())} established); {'census' if args.sample is None else 'sample'} {len(sample)}"
+        f"{'' if args.sample is None else f' (seed {args.seed})'}, "
         f"{len(requests)} prompts, {readings.malformed} malformed replies, {readings.rejected} rejected answers, "
         f"{int(sum(1 for i in sample if (pairs[i]['doc_id'], pairs[i]['condition']) in readings.pages))} pairs read"
     )
