@@ -73,8 +73,8 @@ def die_with_parent() -> None:
         os._exit(1)
 
 
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-"""What OpenMP, OpenBLAS and MKL read for their thread count when they are first loaded."""
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+"""What OpenMP, OpenBLAS, MKL and numba (the MaxSim kernels) read for their thread count when first loaded."""
 
 
 def env_thread_count(name: str = "OMP_NUM_THREADS") -> int | None:

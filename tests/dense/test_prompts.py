@@ -173,5 +173,5 @@ def test_maxsim_recomputes_pages_without_the_query_prompt(collection, e5, senten
     expected = np.asarray(tokens, dtype=np.float32)
     expected /= np.linalg.norm(expected, axis=1, keepdims=True)
     np.testing.assert_allclose(backbone.page_vectors(0), expected, atol=1e-4)
-    query = backbone.query_tokens(QUERY)
+    query = backbone.encode(QUERY)[1]
     assert len(query) == len(sentence_transformer.tokenize(["search: " + QUERY])["input_ids"][0])

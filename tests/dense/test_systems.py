@@ -48,6 +48,34 @@ def doc_rows(workspace, doc_id):
     return np.arange(workspace.pages.doc_offsets[i], workspace.pages.doc_offsets[i + 1])
 
 
+def test_cached_page_rows_equal_the_plain_product_in_any_order(workspace, probe_rows, monkeypatch):
+    """Page-score rows served from the text cache (full, evicting, or emptied) equal each page's best chunk
+    cosine computed here from the chunk matrix, whatever the batch and order they were computed in."""
+    from nclue.systems import dense as dense_mod
+
+    backbone = workspace.backbone("dense")
+    texts = [*CONDITIONS, *(workspace.store.texts[r][:300] for r in probe_rows[:3])]
+    vectors = np.stack([backbone.encoder.encode([t])[0] for t in texts])
+    chunk = backbone.vectors @ vectors.T  # (n_chunks, texts)
+    chunks = backbone.index.chunks
+    assert chunks.cover_pages is None  # one page per chunk in this index
+    expected = np.full((len(texts), workspace.pages.n_pages), -np.inf, np.float32)
+    for c, row in enumerate(chunks.page.tolist()):
+        expected[:, row] = np.maximum(expected[:, row], chunk[c])
+    expected[np.isinf(expected)] = 0.0  # pages without text
+    backbone.clear_cache()
+    first = backbone.page_scores(texts)
+    np.testing.assert_allclose(first, expected, rtol=0, atol=2e-6)
+    again = backbone.page_scores(texts[::-1])[::-1]  # every row from the cache
+    np.testing.assert_array_equal(again, first)
+    monkeypatch.setattr(dense_mod, "CACHE_PAGE_ROWS_BYTES", 2 * workspace.pages.n_pages * 4)  # two rows
+    backbone.clear_cache()
+    one_by_one = np.stack([backbone.page_scores([t, texts[0]])[0] for t in texts])
+    assert len(backbone._page_rows) <= 2
+    np.testing.assert_array_equal(one_by_one, first)
+    backbone.clear_cache()
+
+
 def test_joint_pooling_by_hand(workspace):
     text = Query("q", CONDITIONS).text("clean_v2")
     page = workspace.backbone("dense").page_scores([text])[0]
@@ -119,17 +147,24 @@ def test_the_page_cache_is_bounded_and_never_changes_a_score(workspace, probe_ro
     assert (roomy > 0).sum() > 3 * len(texts)  # real pools were scored
 
 
-@pytest.mark.slow
-def test_stored_token_vectors_rank_like_exact_maxsim(subset_dense, probe_rows, tmp_path):
-    """MaxSim from the compressed token index against recomputing every pooled page's token vectors."""
+@pytest.fixture(scope="module")
+def token_collection(subset_dense, tmp_path_factory):
+    """A copy of the dense collection with its token index (a token-only pass keeps the dense vectors)."""
     import shutil
 
     from nclue.index.dense import build_dense_index
+
+    coll = shutil.copytree(subset_dense, tmp_path_factory.mktemp("tokens") / "coll")
+    build_dense_index(coll, tokens=True)
+    return coll
+
+
+@pytest.mark.slow
+def test_stored_token_vectors_rank_like_exact_maxsim(token_collection, probe_rows):
+    """MaxSim from the compressed token index against recomputing every pooled page's token vectors."""
     from nclue.systems.late_interaction import MaxSimBackbone
 
-    coll = shutil.copytree(subset_dense, tmp_path / "coll")
-    build_dense_index(coll, tokens=True)  # the dense vectors are kept: a token-only pass
-    ws = Workspace(coll)
+    ws = Workspace(token_collection)
     stored = ws.backbone("maxsim")
     assert stored.tokens is not None and stored.tokens.bits == 4
     exact = MaxSimBackbone(ws.backbone("dense"), tokens=None)
@@ -141,6 +176,85 @@ def test_stored_token_vectors_rank_like_exact_maxsim(subset_dense, probe_rows, t
     for row_a, row_b in zip(a, b):
         assert len(set(np.argsort(-row_a)[:5]) & set(np.argsort(-row_b)[:5])) >= 3
     assert a[len(texts) - len(pages) :].argmax(axis=1).tolist() == probe_rows  # a page finds itself
+
+
+def fresh_maxsim(ws):
+    """A MaxSim backbone with empty caches (its own dense backbone too) over ``ws``'s indexes."""
+    from nclue.index.tokens import open_token_index
+    from nclue.systems.dense import DenseBackbone
+    from nclue.systems.late_interaction import MaxSimBackbone
+
+    index = ws.backbone("dense").index
+    return MaxSimBackbone(DenseBackbone(index, ws.pages), open_token_index(ws.collection_dir, index))
+
+
+@pytest.mark.slow
+def test_prefetch_and_scores_at_give_the_serial_scores(token_collection, probe_rows, monkeypatch):
+    """Encoding in a second thread (prefetch) and scoring on given pages only (scores_at) give exactly the
+    scores of scoring each text's whole pool in turn, and scores_at reads no pooled page outside the rows."""
+    ws = Workspace(token_collection)
+    texts = [*CONDITIONS, "algorithm pseudocode with line numbers", *(ws.store.texts[r][:300] for r in probe_rows)]
+    serial = fresh_maxsim(ws)
+    reference = serial.page_scores(texts)
+    assert (reference > 0).sum() >= 3 * len(texts)  # real pools
+
+    ahead = fresh_maxsim(ws)
+    ahead.prefetch([*texts, texts[0]])
+    assert all(ahead._pools[t].tokens is None for t in texts)  # every pool scored whole in the prefetch
+    np.testing.assert_array_equal(ahead.page_scores(texts), reference)
+
+    from nclue.index import token_maxsim
+
+    partial = fresh_maxsim(ws)
+    scored = []  # token rows of every page scored
+    kernel = token_maxsim.pages_maxsim
+    monkeypatch.setattr(
+        token_maxsim,
+        "pages_maxsim",
+        lambda q, c, s, a, b, bits: scored.extend(zip(a, b)) or kernel(q, c, s, a, b, bits),
+    )
+    in_pool = [int(np.flatnonzero(reference[i])[0]) for i in range(2)]
+    rows = np.array(sorted({*in_pool, *probe_rows[:2], 0}))
+    at = partial.scores_at(texts, rows)
+    np.testing.assert_array_equal(at, reference[:, rows])
+    offsets, first, end = partial.tokens.offsets, partial._first, partial._end
+    allowed = {(int(offsets[first[r]]), int(offsets[end[r]])) for r in rows.tolist()}
+    assert {(int(a), int(b)) for a, b in scored} <= allowed
+    assert len(scored) == int((reference[:, rows] > 0).sum())
+    np.testing.assert_array_equal(partial.page_scores(texts[::-1])[::-1], reference)  # pools completed later
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backbone_name", ["maxsim", "dense"])
+def test_joint_conditions_read_on_surfaced_pages_equal_the_whole_rows(token_collection, backbone_name):
+    """A joint system's evidence from its backbone's ``scores_at`` equals the one sliced from whole rows."""
+    from nclue.systems.operations import JointSystem
+
+    ws = Workspace(token_collection)
+    backbone = fresh_maxsim(ws) if backbone_name == "maxsim" else ws.backbone("dense")
+
+    class WholeRows:  # the same backbone without scores_at or prefetch
+        pages = backbone.pages
+
+        def page_scores(self, texts):
+            return backbone.page_scores(texts)
+
+    request = Request(CONDITIONS, Query("q", CONDITIONS).text("clean_v2"))
+    system = JointSystem("j", backbone, 3)
+    system.prefetch([request, Request(CONDITIONS[:1], "another joint text")])  # as nclue run does
+    if backbone_name == "maxsim":  # the joint texts scored whole, the conditions' pools made, unscored
+        assert backbone._pools[request.text].tokens is None
+        assert all(np.isnan(backbone._pools[c].scores).all() for c in CONDITIONS)
+    fast = system.search(request, depth=20)
+    slow = JointSystem("j", WholeRows(), 3).search(request, depth=20)
+    assert fast == slow
+    assert any(any(doc.evidence.values()) for doc in fast)  # conditions were found on surfaced pages
+    whole = backbone.page_scores(list(CONDITIONS))  # by hand: a surfaced page is evidence where it scores > 0
+    for doc in fast:
+        rows = {int(ws.pages.page_number[r]): r for r in doc_rows(ws, doc.doc_id)}
+        for i, condition in enumerate(CONDITIONS):
+            expected = tuple(n for n, _ in doc.pages if whole[i, rows[n]] > 0)
+            assert doc.evidence[condition] == expected
 
 
 @pytest.mark.slow

@@ -250,3 +250,32 @@ def test_a_dense_index_of_other_settings_is_removed_with_its_tokens(cli, tiny_so
     assert not (tiny_source_copy / "index" / "dense" / built).exists()
     assert not (tiny_source_copy / "index" / "tokens" / built).exists()
     assert (tiny_source_copy / "index" / "lexical").is_dir()
+
+
+@pytest.mark.parametrize("bits", [4, 8])
+def test_maxsim_from_codes_equals_decoding_then_the_product(bits: int) -> None:
+    """The compiled kernel against the brute force ``mean_i max_t ⟨q_i, x̂_t⟩`` on decoded vectors, on
+    pages empty, shorter than, equal to and across tile boundaries, with all-zero blocks."""
+    from nclue.index.token_maxsim import pages_maxsim
+
+    rng = np.random.default_rng(5)
+    lengths = [1, 0, 63, 64, 65, 200, 5]
+    x = rng.normal(size=(sum(lengths), 384)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    x[7, : 2 * BLOCK] = 0.0
+    x[70] = 0.0  # a token whose every block is zero (scale 0)
+    codes, scales = quantize(x, bits)
+    ends = np.cumsum(lengths)
+    starts = ends - np.array(lengths)
+    query = rng.normal(size=(9, 384)).astype(np.float32)
+    query /= np.linalg.norm(query, axis=1, keepdims=True)
+    decoded = dequantize(codes, scales, bits)
+    expected = [(query @ decoded[a:b].T).max(axis=1).mean() if b > a else 0.0 for a, b in zip(starts, ends)]
+    got = pages_maxsim(query, codes, scales, starts, ends, bits)
+    assert got.dtype == np.float32 and got.shape == (len(lengths),)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+    order = np.array([6, 2, 0, 3])  # any subset, any order
+    np.testing.assert_array_equal(pages_maxsim(query, codes, scales, starts[order], ends[order], bits), got[order])
+    assert not pages_maxsim(query[:0], codes, scales, starts, ends, bits).any()
+    with pytest.raises(NclueError, match="dimension"):
+        pages_maxsim(query[:, :128], codes, scales, starts, ends, bits)

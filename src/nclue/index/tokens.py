@@ -97,6 +97,14 @@ class TokenIndex:
         lo, hi = int(self.offsets[first_chunk]), int(self.offsets[end_chunk])
         return dequantize(np.asarray(self.codes[lo:hi]), np.asarray(self.scales[lo:hi]), self.bits)
 
+    def maxsim(self, query: np.ndarray, first_chunks: np.ndarray, end_chunks: np.ndarray) -> np.ndarray:
+        """MaxSim of ``query`` tokens on each span of chunks ``first_chunks[k]:end_chunks[k]`` (a page),
+        computed from the codes without decoding them whole (:func:`nclue.index.token_maxsim.pages_maxsim`)."""
+        from nclue.index.token_maxsim import pages_maxsim
+
+        starts, ends = self.offsets[np.asarray(first_chunks)], self.offsets[np.asarray(end_chunks)]
+        return pages_maxsim(query, self.codes, self.scales, starts, ends, self.bits)
+
 
 def _read_manifest(directory: Path) -> dict[str, Any] | None:
     path = directory / MANIFEST

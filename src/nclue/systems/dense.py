@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from nclue.systems.registry import Workspace
 
 CACHE_TEXTS = 4096
+CACHE_PAGE_ROWS_BYTES = 64 << 20
+"""Page-score rows kept by text (LRU): about 1,150 texts on a 14,517-page collection. Conditions recur
+across queries, so a warm query computes the product for its new texts only."""
 
 
 class DenseBackbone:
@@ -60,6 +63,7 @@ class DenseBackbone:
         self._vectors: np.ndarray | None = None
         self._columns, self._starts, self._rows = index.chunks.page_groups()
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._page_rows: OrderedDict[str, np.ndarray] = OrderedDict()
         self._texts = texts
 
     def store_texts(self) -> list[str]:
@@ -102,8 +106,9 @@ class DenseBackbone:
         return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.vectors.shape[1]), np.float32)
 
     def clear_cache(self) -> None:
-        """Forget every cached query vector, e.g. to time cold queries."""
+        """Forget every cached query vector and page-score row, e.g. to time cold queries."""
         self._cache.clear()
+        self._page_rows.clear()
 
     def remember(self, text: str, vector: np.ndarray) -> None:
         """Cache the query vector of ``text`` computed elsewhere by :attr:`encoder` on ``[text]`` alone
@@ -117,12 +122,33 @@ class DenseBackbone:
         return row_products(self.encode(texts), self.vectors)
 
     def page_scores(self, texts: Sequence[str]) -> np.ndarray:
-        """``(len(texts), n_pages)`` float32: best cosine of the chunks covering each page, 0 for pages without text."""
+        """``(len(texts), n_pages)`` float32: best cosine of the chunks covering each page, 0 for pages without text.
+
+        Rows are cached by text (:data:`CACHE_PAGE_ROWS_BYTES`); each text's row is computed on its own
+        (:func:`~nclue.models.similarity.row_products`, a maximum per page), so a cached row equals a fresh one.
+        """
         out = np.zeros((len(texts), self.pages.n_pages), dtype=np.float32)
-        if len(texts) and len(self._starts):
-            scores = self.chunk_scores(texts)
+        if not len(texts) or not len(self._starts):
+            return out
+        missing = [t for t in dict.fromkeys(texts) if t not in self._page_rows]
+        fresh: dict[str, np.ndarray] = {}
+        if missing:
+            scores = self.chunk_scores(missing)
             scores = scores if self._columns is None else scores[:, self._columns]
-            out[:, self._rows] = np.maximum.reduceat(scores, self._starts, axis=1)
+            rows = np.zeros((len(missing), self.pages.n_pages), dtype=np.float32)
+            rows[:, self._rows] = np.maximum.reduceat(scores, self._starts, axis=1)
+            fresh = dict(zip(missing, rows))
+        for i, text in enumerate(texts):
+            row = fresh.get(text)
+            if row is None:
+                row = self._page_rows[text]
+                self._page_rows.move_to_end(text)
+            out[i] = row
+        keep = CACHE_PAGE_ROWS_BYTES // max(out.shape[1] * 4, 1)
+        for text in list(fresh)[-keep:] if keep else []:
+            self._page_rows[text] = fresh[text].copy()
+        while len(self._page_rows) > keep:
+            self._page_rows.popitem(last=False)
         return out
 
 

@@ -16,18 +16,28 @@ recomputed with the index's own encoder (exact, and slow: one encoder pass per p
 page). ``maxsim:VARIANT`` selects the dense index exactly like ``dense:VARIANT``.
 
 A text's scores depend on that text only (its query tokens and its dense row are computed
-alone), so they are cached by text and a run's output never depends on what ran before it.
-Decoded (or recomputed) page token vectors are cached too, page by page, up to
-``CACHE_TOKENS`` vectors: the joint text and the conditions of one query, and neighbouring
-queries, pool many of the same pages, so most pooled pages are decoded once per run. Each page
-is decoded from its own contiguous slice of the token index (a block small enough to stay in
-the CPU cache) and scored alone, so what is cached never changes a score.
+alone, and each pooled page is scored alone), so they are cached by text and a run's output never
+depends on what ran before it, nor on which of the paths below computed a score:
+
+* **Only what is read.** The pooled pages are scored straight from the token index's codes
+  (:meth:`~nclue.index.tokens.TokenIndex.maxsim`: decoded a tile at a time into the CPU cache by a
+  compiled kernel, the pages of one text in parallel), never decoded whole. Recomputed page token
+  vectors (no token index) are cached, page by page, up to ``CACHE_TOKENS`` vectors, since
+  recomputing costs an encoder pass. :meth:`MaxSimBackbone.scores_at` scores a text on given pages
+  only: a joint system needs its conditions' scores on the pages it surfaces, not on their pools.
+* **Encoding beside scoring.** :meth:`MaxSimBackbone.prefetch` (``nclue run`` hands it each batch of
+  queries) makes the pools in a second thread, text by text (the encoder pass and the dense row
+  product), while the main thread scores the pools already made: ONNX Runtime, BLAS and the kernel
+  release the GIL, so the stages share the machine's cores instead of running one after the other.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -44,8 +54,9 @@ if TYPE_CHECKING:
 
 POOL_PAGES = 20  # pages rescored per text
 CACHE_TOKENS = 1 << 18
-"""Decoded page token vectors kept (LRU by page): 384 MiB of float32 at 384 dimensions."""
+"""Recomputed page token vectors kept (LRU by page): 384 MiB of float32 at 384 dimensions."""
 CACHE_TEXTS = 4096
+"""Texts whose pools are kept (LRU); an incomplete pool also keeps its query tokens (about 20 KiB)."""
 
 
 def maxsim(query: np.ndarray, doc: np.ndarray) -> float:
@@ -98,26 +109,26 @@ class MaxSimBackbone:
         self._first, self._end = page_chunk_ranges(dense.index.chunks, self.pages.n_pages)
         self._tokens: OrderedDict[int, np.ndarray] = OrderedDict()
         self._cached = 0
-        self._scores: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._pools: OrderedDict[str, TextPool] = OrderedDict()
         self._page_encoder: Encoder | None = None
 
     def page_vectors(self, row: int) -> np.ndarray:
         """The ``(n, dim)`` float32 token vectors of page ``row``: decoded from its slice of the token
-        index, or recomputed with the index's encoder when there is none; cached (module docstring)."""
+        index (a fresh array), or recomputed with the index's encoder when there is none (cached,
+        module docstring)."""
+        first, end = int(self._first[row]), int(self._end[row])
+        if self.tokens is not None:
+            return self.tokens.tokens(first, end)
         vectors = self._tokens.get(row)
         if vectors is not None:
             self._tokens.move_to_end(row)
             return vectors
-        first, end = int(self._first[row]), int(self._end[row])
-        if self.tokens is not None:
-            vectors = self.tokens.tokens(first, end)
-        else:
-            texts, chunks = self.dense.store_texts(), self.dense.index.chunks
-            parts = self.page_encoder.token_vectors(
-                [texts[row][int(chunks.start[i]) : int(chunks.end[i])] for i in range(first, end)]
-            )
-            dim = int(self.dense.vectors.shape[1])
-            vectors = np.concatenate(parts) if parts else np.zeros((0, dim), np.float32)
+        texts, chunks = self.dense.store_texts(), self.dense.index.chunks
+        parts = self.page_encoder.token_vectors(
+            [texts[row][int(chunks.start[i]) : int(chunks.end[i])] for i in range(first, end)]
+        )
+        dim = int(self.dense.vectors.shape[1])
+        vectors = np.concatenate(parts) if parts else np.zeros((0, dim), np.float32)
         self._tokens[row] = vectors
         self._cached += len(vectors)
         while self._cached > CACHE_TOKENS and len(self._tokens) > 1:
@@ -132,31 +143,83 @@ class MaxSimBackbone:
             self._page_encoder = unprompted(self.dense.encoder)
         return self._page_encoder
 
-    def query_tokens(self, text: str) -> np.ndarray:
-        """Token vectors of ``text`` (alone); its pooled vector from the same forward pass goes to the
-        dense backbone's cache."""
+    def encode(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(pooled vector, token vectors)`` of ``text`` encoded alone, from one forward pass."""
         from nclue.models.encoder import encode_with_tokens
 
         pooled, tokens = encode_with_tokens(self.dense.encoder, [text])
-        self.dense.remember(text, pooled[0])
-        return tokens[0]
+        return pooled[0], tokens[0]
+
+    def new_pool(self, text: str) -> TextPool:
+        """The pool of ``text``, nothing scored yet: its query tokens (encoded alone; the pooled vector of
+        the same pass goes to the dense backbone's cache) and its ``pool`` best dense pages."""
+        pooled, tokens = self.encode(text)
+        self.dense.remember(text, pooled)
+        dense = self.dense.page_scores([text])[0]
+        k = min(self.pool, len(dense))
+        candidates = np.argpartition(-dense, k - 1)[:k] if k else np.zeros(0, np.int64)
+        candidates = np.sort(candidates[dense[candidates] > 0])
+        return TextPool(tokens, candidates, np.full(len(candidates), np.nan, np.float32))
+
+    def text_pool(self, text: str) -> TextPool:
+        """The pool of ``text`` (:meth:`new_pool`), cached by text."""
+        pool = self._pools.get(text)
+        if pool is None:
+            pool = self.keep(text, self.new_pool(text))
+        self._pools.move_to_end(text)
+        return pool
+
+    def keep(self, text: str, pool: TextPool) -> TextPool:
+        """Cache ``pool`` as the pool of ``text`` (LRU, :data:`CACHE_TEXTS`)."""
+        self._pools[text] = pool
+        while len(self._pools) > CACHE_TEXTS:
+            self._pools.popitem(last=False)
+        return pool
+
+    def fill(self, pool: TextPool, wanted: np.ndarray | None = None) -> None:
+        """Score the pool's pages not yet scored, of all of them or of the positions ``wanted``."""
+        if pool.tokens is None:
+            return
+        todo = np.flatnonzero(np.isnan(pool.scores))
+        if wanted is not None:
+            todo = np.intersect1d(todo, wanted)
+        rows = pool.rows[todo]
+        if self.tokens is not None:
+            pool.scores[todo] = self.tokens.maxsim(pool.tokens, self._first[rows], self._end[rows])
+        else:
+            for j, row in zip(todo.tolist(), rows.tolist(), strict=True):
+                pool.scores[j] = maxsim(pool.tokens, self.page_vectors(row))
+        if not np.isnan(pool.scores).any():
+            pool.tokens = None  # complete: the query tokens are no longer needed
 
     def text_scores(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        """``(page rows, MaxSim scores)`` of one text's candidate pool (cached by text)."""
-        if text not in self._scores:
-            query = self.query_tokens(text)
-            dense = self.dense.page_scores([text])[0]
-            k = min(self.pool, len(dense))
-            candidates = np.argpartition(-dense, k - 1)[:k] if k else np.zeros(0, np.int64)
-            candidates = np.sort(candidates[dense[candidates] > 0])
-            scores = np.fromiter(
-                (maxsim(query, self.page_vectors(int(r))) for r in candidates), np.float32, len(candidates)
-            )
-            self._scores[text] = (candidates, scores)
-        self._scores.move_to_end(text)
-        while len(self._scores) > CACHE_TEXTS:
-            self._scores.popitem(last=False)
-        return self._scores[text]
+        """``(page rows, MaxSim scores)`` of one text's whole candidate pool (cached by text)."""
+        pool = self.text_pool(text)
+        self.fill(pool)
+        return pool.rows, pool.scores
+
+    def prefetch(self, texts: Sequence[str], unscored: Sequence[str] = ()) -> None:
+        """Make the pools of ``texts`` and ``unscored`` in a second thread (encoding and dense pool, text
+        by text) while this thread scores the pools of ``texts`` already made (module docstring).
+
+        The scores are those of :meth:`text_scores`: every text is still encoded alone and every page
+        scored alone. While the two threads run, this thread's kernels and BLAS use one thread each,
+        so that the encoder and the scoring share the cores instead of contending for them. Only the
+        second thread touches the dense backbone meanwhile."""
+        todo = [t for t in dict.fromkeys([*texts, *unscored]) if t not in self._pools]
+        if len(todo) < 2:
+            return
+        score = set(texts)
+        with single_threaded(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="nclue-pool") as worker:
+            for text, pool in zip(todo, worker.map(self.new_pool, todo), strict=True):
+                self.keep(text, pool)
+                if text in score:
+                    self.fill(pool)
+
+    def prefetch_joint(self, texts: Sequence[str], conditions: Sequence[str]) -> None:
+        """:meth:`prefetch` for a joint system's batch: its joint texts scored whole, its conditions'
+        pools only made (the system reads them on its surfaced pages, :meth:`scores_at`)."""
+        self.prefetch(texts, unscored=conditions)
 
     def page_scores(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), n_pages)`` float32: MaxSim on each text's dense top-``pool`` pages, 0 elsewhere."""
@@ -165,6 +228,50 @@ class MaxSimBackbone:
             rows, scores = self.text_scores(text)
             out[t, rows] = scores
         return out
+
+    def scores_at(self, texts: Sequence[str], rows: np.ndarray) -> np.ndarray:
+        """``(len(texts), len(rows))`` float32: :meth:`page_scores` at the page ``rows`` only, computing
+        MaxSim on no pooled page outside them."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.zeros((len(texts), len(rows)), dtype=np.float32)
+        for t, text in enumerate(texts):
+            pool = self.text_pool(text)
+            at = np.minimum(np.searchsorted(pool.rows, rows), max(len(pool.rows) - 1, 0))
+            found = pool.rows[at] == rows if len(pool.rows) else np.zeros(len(rows), dtype=bool)
+            self.fill(pool, np.unique(at[found]))
+            out[t, found] = pool.scores[at[found]]
+        return out
+
+
+@contextmanager
+def single_threaded() -> Iterator[None]:
+    """BLAS libraries at one thread (process-wide) and numba's parallel loops at one thread (in the
+    calling thread) for the duration; both restored after."""
+    from threadpoolctl import threadpool_limits
+
+    try:
+        import numba
+    except ImportError:  # without numba there is no kernel to limit
+        numba = None
+    before = numba.get_num_threads() if numba is not None else 0
+    with threadpool_limits(1, user_api="blas"):
+        if numba is not None:
+            numba.set_num_threads(1)
+        try:
+            yield
+        finally:
+            if numba is not None:
+                numba.set_num_threads(before)
+
+
+@dataclass
+class TextPool:
+    """One text's MaxSim pool: its sorted candidate page ``rows``, their ``scores`` (NaN until
+    computed) and, while any is missing, the text's query ``tokens``."""
+
+    tokens: np.ndarray | None
+    rows: np.ndarray
+    scores: np.ndarray
 
 
 def load_backbone(workspace: Workspace, variant: str | None) -> MaxSimBackbone:

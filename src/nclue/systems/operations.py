@@ -54,6 +54,16 @@ def top_documents(scores: np.ndarray, depth: int, eligible: np.ndarray | None = 
     return cand[order][:depth]
 
 
+def condition_scores_at(backbone: Backbone, conditions: Sequence[str], rows: np.ndarray) -> np.ndarray:
+    """``(len(conditions), len(rows))``: the backbone's page scores of ``conditions`` at page ``rows`` —
+    from its ``scores_at`` where it has one (``maxsim`` then scores no other page), else sliced from
+    ``page_scores``."""
+    at = getattr(backbone, "scores_at", None)
+    if at is not None:
+        return at(list(conditions), rows)
+    return backbone.page_scores(list(conditions))[:, rows]
+
+
 @dataclass
 class JointSystem:
     """Joint query text, page scores pooled to documents (``pool``: ``None`` = doc view, ``0`` = max, ``p`` = ptop{p})."""
@@ -63,14 +73,20 @@ class JointSystem:
     pool: int | None
     page_aware: bool = True
 
+    def prefetch(self, requests: Sequence[Request]) -> None:
+        """Let the backbone prepare a batch at once, if it can (``maxsim`` encodes beside the scoring):
+        the joint texts scored whole, the conditions only prepared, since :meth:`search` reads them on
+        the surfaced pages alone."""
+        prepare = getattr(self.backbone, "prefetch_joint", None)
+        if prepare is not None and self.pool is not None:
+            prepare([r.text for r in requests], [c for r in requests for c in r.conditions])
+
     def search(self, request: Request, depth: int = 100) -> list[RankedDoc]:
         pages = self.backbone.pages
         if self.pool is None:
             scores = self.backbone.doc_scores([request.text])[0]  # type: ignore[attr-defined]
             return [RankedDoc(pages.id_list[d], float(scores[d])) for d in top_documents(scores, depth)]
-        texts = [request.text, *request.conditions]
-        all_scores = self.backbone.page_scores(texts)
-        joint, per_cond = all_scores[0], all_scores[1:]
+        joint = self.backbone.page_scores([request.text])[0]
         doc_scores = (
             pool_max(joint, pages.doc_offsets)
             if self.pool == 0
@@ -82,11 +98,14 @@ class JointSystem:
         positive_docs, best_rows, _ = doc_topk(joint, pages.page_doc, SURFACED)
         slot = np.minimum(np.searchsorted(positive_docs, top), max(len(positive_docs) - 1, 0))
         found = positive_docs[slot] == top if len(positive_docs) else np.zeros(len(top), dtype=bool)
+        shown = best_rows[slot[found]]
+        shown_rows = np.unique(shown[shown >= 0])
+        per_cond = condition_scores_at(self.backbone, request.conditions, shown_rows)  # (conditions, shown_rows)
         out = []
         for d, s, has in zip(top.tolist(), slot.tolist(), found.tolist(), strict=True):
             surfaced = [r for r in best_rows[s].tolist() if r >= 0] if has else []
             numbers = pages.page_number[surfaced].tolist()
-            shows = (per_cond[:, surfaced] > 0).tolist()
+            shows = (per_cond[:, np.searchsorted(shown_rows, surfaced)] > 0).tolist()
             out.append(
                 RankedDoc(
                     pages.id_list[d],
