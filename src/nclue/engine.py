@@ -94,7 +94,8 @@ def cap_threads(threads: int) -> int:
     each (``benchmarks/RESULTS.md``). The variables cover libraries loaded later (torch and ONNX
     Runtime read them at load); ``threadpoolctl`` limits those already loaded (NumPy, imported
     when a spawned worker re-imports the parent's main module). A smaller count the user set in
-    :data:`THREAD_VARIABLES` is kept.
+    :data:`THREAD_VARIABLES` is kept. Call it before numba is imported: numba reads
+    ``NUMBA_NUM_THREADS`` once, and refuses a changed value after its threads have started.
     """
     for name in THREAD_VARIABLES:
         threads = min(threads, env_thread_count(name) or threads)

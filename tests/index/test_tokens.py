@@ -279,3 +279,18 @@ def test_maxsim_from_codes_equals_decoding_then_the_product(bits: int) -> None:
     assert not pages_maxsim(query[:0], codes, scales, starts, ends, bits).any()
     with pytest.raises(NclueError, match="dimension"):
         pages_maxsim(query[:, :128], codes, scales, starts, ends, bits)
+    with pytest.raises(NclueError, match="float16"):  # float32 scales would be misread as twice as many
+        pages_maxsim(query, codes, scales.astype(np.float32), starts, ends, bits)
+    with pytest.raises(NclueError, match="outside"):
+        pages_maxsim(query, codes, scales, starts, ends + 1, bits)
+
+
+def test_maxsim_without_numba_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from nclue.index.token_maxsim import pages_maxsim
+
+    codes, scales = quantize(np.ones((4, 384), np.float32) / np.sqrt(384), 4)
+    monkeypatch.setitem(sys.modules, "nclue.index.token_maxsim_kernels", None)  # as if numba were missing
+    with pytest.raises(NclueError, match=r"needs numba.*nclue\[neural\]"):
+        pages_maxsim(np.ones((2, 384), np.float32), codes, scales, np.array([0]), np.array([4]), 4)

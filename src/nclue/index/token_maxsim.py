@@ -47,23 +47,38 @@ def pages_maxsim(
     out = np.zeros(len(starts), dtype=np.float32)
     if not len(query) or not len(starts):
         return out
-    if np.asarray(query).shape[1] != codes.shape[1] * 8 // bits or codes.shape[1] * 8 // bits % BLOCK:
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    ends = np.ascontiguousarray(ends, dtype=np.int64)
+    check_inputs(np.asarray(query), codes, scales, starts, ends, bits)
+    try:
+        import nclue.index.token_maxsim_kernels as kernels
+    except ImportError as exc:
         raise NclueError(
-            f"query tokens of dimension {np.asarray(query).shape[1]} do not match codes of width {codes.shape[1]}"
-        )
-    from nclue.index import token_maxsim_kernels as kernels
-
+            f"MaxSim over a token index needs numba ({exc}); install it with: pip install 'nclue[neural]'"
+        ) from None
     kernels.pages_maxsim(
-        permuted_query(query, bits),
-        codes,
-        np.asarray(scales).view(np.uint16),
-        half_floats(),
-        bits,
-        np.ascontiguousarray(starts, dtype=np.int64),
-        np.ascontiguousarray(ends, dtype=np.int64),
-        out,
+        permuted_query(query, bits), codes, scales.view(np.uint16), half_floats(), bits, starts, ends, out
     )
     return out
+
+
+def check_inputs(
+    query: np.ndarray, codes: np.ndarray, scales: np.ndarray, starts: np.ndarray, ends: np.ndarray, bits: int
+) -> None:
+    """Refuse what the kernel would read out of bounds or misread: a width, dtype or shape that does
+    not match the codec, or a token span outside the codes."""
+    dim = codes.shape[1] * 8 // bits
+    if bits not in (4, 8) or codes.dtype != np.uint8 or dim % BLOCK:
+        raise NclueError(f"token codes of dtype {codes.dtype} and width {codes.shape[1]} are not {bits}-bit codes")
+    if query.ndim != 2 or query.shape[1] != dim:
+        raise NclueError(f"query tokens of shape {query.shape} do not match codes of dimension {dim}")
+    if scales.dtype != np.float16 or scales.shape != (len(codes), dim // BLOCK):
+        raise NclueError(
+            f"token scales of dtype {scales.dtype} and shape {scales.shape} do not match "
+            f"{len(codes)} codes of dimension {dim} (float16, one per {BLOCK} dimensions)"
+        )
+    if len(starts) != len(ends) or (starts < 0).any() or (ends > len(codes)).any():
+        raise NclueError(f"token spans outside the {len(codes)} stored tokens")
 
 
 @cache

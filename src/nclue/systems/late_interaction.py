@@ -56,7 +56,9 @@ POOL_PAGES = 20  # pages rescored per text
 CACHE_TOKENS = 1 << 18
 """Recomputed page token vectors kept (LRU by page): 384 MiB of float32 at 384 dimensions."""
 CACHE_TEXTS = 4096
-"""Texts whose pools are kept (LRU); an incomplete pool also keeps its query tokens (about 20 KiB)."""
+"""Texts whose pools are kept (LRU). A pool not yet scored whole (a condition read only where a joint
+system surfaces pages) also keeps its query tokens, 1.5 KiB each: at most about 4096 × 30 tokens
+= 180 MiB for long condition texts, usually far less."""
 
 
 def maxsim(query: np.ndarray, doc: np.ndarray) -> float:
@@ -205,11 +207,18 @@ class MaxSimBackbone:
         The scores are those of :meth:`text_scores`: every text is still encoded alone and every page
         scored alone. While the two threads run, this thread's kernels and BLAS use one thread each,
         so that the encoder and the scoring share the cores instead of contending for them. Only the
-        second thread touches the dense backbone meanwhile."""
+        second thread touches the dense backbone meanwhile. Without a token index there is no second
+        thread: recomputing page token vectors runs the same encoder, which the two would contend for."""
         todo = [t for t in dict.fromkeys([*texts, *unscored]) if t not in self._pools]
+        score = set(texts)
+        if self.tokens is None:
+            for text in todo:
+                pool = self.keep(text, self.new_pool(text))
+                if text in score:
+                    self.fill(pool)
+            return
         if len(todo) < 2:
             return
-        score = set(texts)
         with single_threaded(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="nclue-pool") as worker:
             for text, pool in zip(todo, worker.map(self.new_pool, todo), strict=True):
                 self.keep(text, pool)
