@@ -73,6 +73,10 @@ def test_cached_page_rows_equal_the_plain_product_in_any_order(workspace, probe_
     one_by_one = np.stack([backbone.page_scores([t, texts[0]])[0] for t in texts])
     assert len(backbone._page_rows) <= 2
     np.testing.assert_array_equal(one_by_one, first)
+    monkeypatch.setattr(dense_mod, "CACHE_CALL_TEXTS", 2)  # a batch call larger than that caches nothing
+    backbone.clear_cache()
+    np.testing.assert_array_equal(backbone.page_scores(texts), first)
+    assert not backbone._page_rows
     backbone.clear_cache()
 
 

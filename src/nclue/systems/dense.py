@@ -38,6 +38,9 @@ CACHE_TEXTS = 4096
 CACHE_PAGE_ROWS_BYTES = 64 << 20
 """Page-score rows kept by text (LRU): about 1,150 texts on a 14,517-page collection. Conditions recur
 across queries, so a warm query computes the product for its new texts only."""
+CACHE_CALL_TEXTS = 64
+"""Rows of a call with more new texts are not cached: batch callers (evidence, audits) read each text
+once, and copying their rows into the cache cost time for nothing."""
 
 
 class DenseBackbone:
@@ -144,7 +147,7 @@ class DenseBackbone:
                 row = self._page_rows[text]
                 self._page_rows.move_to_end(text)
             out[i] = row
-        keep = CACHE_PAGE_ROWS_BYTES // max(out.shape[1] * 4, 1)
+        keep = CACHE_PAGE_ROWS_BYTES // max(out.shape[1] * 4, 1) if len(fresh) <= CACHE_CALL_TEXTS else 0
         for text in list(fresh)[-keep:] if keep else []:
             self._page_rows[text] = fresh[text].copy()
         while len(self._page_rows) > keep:
