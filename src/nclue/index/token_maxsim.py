@@ -67,8 +67,8 @@ def check_inputs(
 ) -> None:
     """Refuse what the kernel would read out of bounds or misread: a width, dtype or shape that does
     not match the codec, or a token span outside the codes."""
-    dim = codes.shape[1] * 8 // bits
-    if bits not in (4, 8) or codes.dtype != np.uint8 or dim % BLOCK:
+    dim = codes.shape[1] * 8 // bits if bits in (4, 8) else 0
+    if not dim or codes.dtype != np.uint8 or dim % BLOCK:
         raise NclueError(f"token codes of dtype {codes.dtype} and width {codes.shape[1]} are not {bits}-bit codes")
     if query.ndim != 2 or query.shape[1] != dim:
         raise NclueError(f"query tokens of shape {query.shape} do not match codes of dimension {dim}")

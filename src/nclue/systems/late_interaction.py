@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -211,16 +211,14 @@ class MaxSimBackbone:
         thread: recomputing page token vectors runs the same encoder, which the two would contend for."""
         todo = [t for t in dict.fromkeys([*texts, *unscored]) if t not in self._pools]
         score = set(texts)
-        if self.tokens is None:
-            for text in todo:
-                pool = self.keep(text, self.new_pool(text))
-                if text in score:
-                    self.fill(pool)
-            return
-        if len(todo) < 2:
-            return
-        with single_threaded(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="nclue-pool") as worker:
-            for text, pool in zip(todo, worker.map(self.new_pool, todo), strict=True):
+        with ExitStack() as stack:
+            if self.tokens is None or len(todo) < 2:
+                made: Iterator[TextPool] = map(self.new_pool, todo)
+            else:
+                stack.enter_context(single_threaded())
+                worker = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="nclue-pool"))
+                made = worker.map(self.new_pool, todo)
+            for text, pool in zip(todo, made, strict=True):
                 self.keep(text, pool)
                 if text in score:
                     self.fill(pool)
