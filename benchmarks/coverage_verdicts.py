@@ -131,6 +131,11 @@ def main() -> None:
         help="verified.jsonl of benchmarks/coverage_verified.py (repeatable): measure reader-verified verdicts",
     )
     args = parser.parse_args()
+    missing = [str(path) for path in args.verified if not path.is_file()]
+    if missing:
+        parser.error(
+            f"--verified {missing[0]}: no such file; benchmarks/coverage_verified.py writes WORK/verified.jsonl"
+        )
     frozen = resolve_freeze(args.freezes)
     tasks = load_tasks(args.tasks, warn=lambda _: None)
     evidence = load_evidence(frozen, tasks)
