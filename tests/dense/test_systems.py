@@ -229,6 +229,42 @@ def test_prefetch_and_scores_at_give_the_serial_scores(token_collection, probe_r
 
 
 @pytest.mark.slow
+def test_dense_prefetch_gives_each_text_its_scores_alone_from_one_encoder_batch(token_collection, probe_rows):
+    """``DenseBackbone.prefetch`` encodes a batch in one call (the encoder is batch-independent) and
+    caches the rows: the scores equal those of each text encoded and scored alone, in its own call."""
+    from nclue.models.batching import batch_independent
+    from nclue.systems.dense import DenseBackbone
+
+    ws = Workspace(token_collection)
+    index = ws.backbone("dense").index
+    texts = [*CONDITIONS, "algorithm pseudocode with line numbers", *(ws.store.texts[r][:300] for r in probe_rows)]
+    serial = DenseBackbone(index, ws.pages)
+    reference = np.stack([serial.page_scores([t])[0] for t in texts])
+
+    calls: list[int] = []
+
+    class Counting:  # the same encoder, counting the texts of each call
+        def __init__(self, inner):
+            self.inner, self.dim = inner, inner.dim
+
+        def encode(self, batch):
+            calls.append(len(batch))
+            return self.inner.encode(batch)
+
+        def token_vectors(self, batch):
+            return self.inner.token_vectors(batch)
+
+    encoder = Counting(serial.encoder)
+    assert batch_independent(encoder)
+    calls.clear()
+    ahead = DenseBackbone(index, ws.pages, encoder=encoder)
+    ahead.prefetch([*texts, texts[0]])
+    assert calls == [len(texts)]
+    np.testing.assert_array_equal(ahead.page_scores(texts), reference)
+    assert calls == [len(texts)]  # the rows were cached
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("backbone_name", ["maxsim", "dense"])
 def test_joint_conditions_read_on_surfaced_pages_equal_the_whole_rows(token_collection, backbone_name):
     """A joint system's evidence from its backbone's ``scores_at`` equals the one sliced from whole rows."""

@@ -27,6 +27,7 @@ import numpy as np
 
 from nclue.errors import NclueError
 from nclue.index.dense import DenseIndex, open_index_dir, select_index
+from nclue.models.batching import encode_as_alone
 from nclue.models.encoder import Encoder
 from nclue.models.similarity import row_products
 from nclue.systems.backbone import PageTable
@@ -95,13 +96,14 @@ class DenseBackbone:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Query vectors, cached by text (conditions recur across systems and queries).
 
-        Each text is encoded in its own forward pass: a vector then depends on its text only,
-        never on which other texts shared a padded batch, so a run's scores do not depend on
-        the runs (or processes) that filled the cache before it.
+        Each text gets the vector it has encoded alone (:func:`~nclue.models.batching.encode_as_alone`:
+        one batch where the encoder is verified batch-independent, else one forward pass per text), so
+        a vector depends on its text only and a run's scores do not depend on the runs (or processes)
+        that filled the cache before it.
         """
-        for text in dict.fromkeys(texts):
-            if text not in self._cache:
-                self._cache[text] = self.encoder.encode([text])[0]
+        missing = [text for text in dict.fromkeys(texts) if text not in self._cache]
+        for text, vector in zip(missing, encode_as_alone(self.encoder, missing), strict=True):
+            self._cache[text] = vector
         for text in texts:
             self._cache.move_to_end(text)
         while len(self._cache) > CACHE_TEXTS:
@@ -119,6 +121,20 @@ class DenseBackbone:
         self._cache[text] = vector
         while len(self._cache) > CACHE_TEXTS:
             self._cache.popitem(last=False)
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Prepare a batch's texts (``nclue run`` hands over each batch of queries): their vectors in one
+        encoder call where that is exact (:meth:`encode`) and their page rows, cached, so that the
+        queries that follow compute neither. The results are those of encoding and scoring each text
+        when it is first asked for."""
+        texts = list(dict.fromkeys(texts))
+        self.encode(texts)
+        for start in range(0, len(texts), CACHE_CALL_TEXTS):
+            self.page_scores(texts[start : start + CACHE_CALL_TEXTS])
+
+    def prefetch_joint(self, texts: Sequence[str], conditions: Sequence[Sequence[str]]) -> None:
+        """:meth:`prefetch` for a joint system's batch: each request's joint text and its conditions."""
+        self.prefetch([text for joint, own in zip(texts, conditions, strict=True) for text in (joint, *own)])
 
     def chunk_scores(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), n_chunks)`` cosines between each text and every chunk."""

@@ -79,7 +79,7 @@ class JointSystem:
         the surfaced pages alone."""
         prepare = getattr(self.backbone, "prefetch_joint", None)
         if prepare is not None and self.pool is not None:
-            prepare([r.text for r in requests], [c for r in requests for c in r.conditions])
+            prepare([r.text for r in requests], [r.conditions for r in requests])
 
     def search(self, request: Request, depth: int = 100) -> list[RankedDoc]:
         pages = self.backbone.pages
