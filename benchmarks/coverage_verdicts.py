@@ -36,6 +36,11 @@ probability, and the ``--selector`` ranking is re-derived from the frozen vector
 probabilities. Every pool pair at or above the floor must have been read (a census), or the script
 stops naming the pairs left. It also prints the verified verdict's precision and recall over every
 pair the release's readers read (exact).
+
+``--adjudicated FILE`` (repeatable; ``adjudicated.jsonl`` of ``benchmarks/coverage_adjudicate.py``)
+reads everything against the labels with the splits settled: a pair the label's reader and the
+verifier decided differently takes the third reader's decision, its evidence pages are the pages
+that reader quoted, and the pages it was shown count as read.
 """
 
 from __future__ import annotations
@@ -130,12 +135,24 @@ def main() -> None:
         metavar="FILE",
         help="verified.jsonl of benchmarks/coverage_verified.py (repeatable): measure reader-verified verdicts",
     )
+    parser.add_argument(
+        "--adjudicated",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="adjudicated.jsonl of benchmarks/coverage_adjudicate.py (repeatable): read against the labels with "
+        "the splits between the label's reader and the verifier settled by a third reader",
+    )
     args = parser.parse_args()
-    missing = [str(path) for path in args.verified if not path.is_file()]
-    if missing:
-        parser.error(
-            f"--verified {missing[0]}: no such file; benchmarks/coverage_verified.py writes WORK/verified.jsonl"
-        )
+    for flag, paths, writer in (
+        ("--verified", args.verified, "benchmarks/coverage_verified.py writes WORK/verified.jsonl"),
+        ("--adjudicated", args.adjudicated, "benchmarks/coverage_adjudicate.py writes WORK/adjudicated.jsonl"),
+    ):
+        missing = [str(path) for path in paths if not path.is_file()]
+        if missing:
+            parser.error(f"{flag} {missing[0]}: no such file; {writer}")
+    settled = {(row["doc_id"], row["condition"]): row for path in args.adjudicated for _, row in iter_jsonl(path)}
     frozen = resolve_freeze(args.freezes)
     tasks = load_tasks(args.tasks, warn=lambda _: None)
     evidence = load_evidence(frozen, tasks)
@@ -160,6 +177,8 @@ def main() -> None:
     if read_file.is_file():
         for _, row in iter_jsonl(read_file):
             shown[(row["doc_id"], row["condition"])] = set(row["shown"])
+    for (doc, condition), row in settled.items():  # the third reader saw the union and quoted its own pages
+        shown[(doc, condition)] = shown.get((doc, condition), set()) | set(row["shown"])
     if verdicts:
         rows = compute_rankings(
             tasks, load_vectors(frozen / VECTORS_FILE), read_method(frozen)["k"], [args.selector], evidence, groups
@@ -176,7 +195,18 @@ def main() -> None:
     absent = Counter()
     for task in tasks:
         probs, best = evidence.probs[task.task_id], evidence.best_page[task.task_id]
-        labelled = np.array([[r in covers.get((task.task_id, d), set()) for r in range(task.m)] for d in task.pool])
+        labelled = np.array(
+            [
+                [
+                    settled[(d, c)]["adjudicated"] if (d, c) in settled else r in covers.get((task.task_id, d), set())
+                    for r, c in enumerate(task.requirements)
+                ]
+                for d in task.pool
+            ],
+            dtype=bool,
+        ).reshape(len(task.pool), task.m)
+        for (d, c), row in settled.items():
+            pages[(task.task_id, d, c)] = set(row["quoted"])
         said = probs >= 0.5
         pair[(True, True)] += int((said & labelled).sum())
         pair[(True, False)] += int((said & ~labelled).sum())
@@ -209,6 +239,11 @@ def main() -> None:
             pool_verdict[(not said[:, r].any(), not labelled[:, r].any())] += 1
 
     print(f"Freeze {frozen.name}, {len(tasks)} tasks, {sum(t.m for t in tasks)} requirement slots\n")
+    if settled:
+        print(
+            f"Labels: the release's, with {len(settled)} pairs the label's reader and the verifier split on "
+            f"settled by a third reader ({sum(r['adjudicated'] for r in settled.values())} covered).\n"
+        )
     if verdicts:
         print(
             f"Reader-verified verdicts from {len(args.verified)} file(s); the {args.selector} rankings are "
@@ -216,8 +251,9 @@ def main() -> None:
         )
         read_pairs = Counter()
         for _, row in iter_jsonl(read_file):
-            v = verdicts.get((row["doc_id"], row["condition"]), {"verified": None})["verified"]
-            read_pairs[(bool(v), bool(row["established"]))] += 1
+            key = (row["doc_id"], row["condition"])
+            v = verdicts.get(key, {"verified": None})["verified"]
+            read_pairs[(bool(v), settled[key]["adjudicated"] if key in settled else bool(row["established"]))] += 1
         tp, fp, fn = read_pairs[(True, True)], read_pairs[(True, False)], read_pairs[(False, True)]
         print("| Every pair the release's readers read | Value |\n| :--- | ---: |")
         print(f"| precision of the verified verdict | {ratio(tp, tp + fp)} |")

@@ -91,21 +91,38 @@ def verification_requests(
         names = [req for r, req in enumerate(evidence.requirements) if evidence.probs[d, r] >= options.floor]
         for start in range(0, len(names), options.per_prompt):
             chunk = names[start : start + options.per_prompt]
-            item_id = "v" + sha256_bytes(dumps_canonical([doc, chunk]).encode())[:12]
-            conditions = [
+            out.append(
+                reading_request(
+                    doc, [(name, model.ranked_pages(name, doc, options.pages)) for name in chunk], page_text
+                )
+            )
+    return out
+
+
+def reading_request(
+    doc: str, conditions: list[tuple[str, list[int]]], page_text: Callable[[str, int], str], prefix: str = "v"
+) -> Request:
+    """One prompt: document ``doc`` and, per condition ``(name, pages)``, those pages' texts in the given
+    order, under the audit's default rubric. Its id is ``prefix`` (``v`` for verification) and a hash of
+    the document and the condition names."""
+    item_id = prefix + sha256_bytes(dumps_canonical([doc, [name for name, _ in conditions]]).encode())[:12]
+    return Request(
+        doc,
+        {
+            "id": item_id,
+            "need": NEED,
+            "conditions": [
                 {
                     "id": f"{item_id}.{k}",
                     "name": name,
                     "aliases": [],
                     "rubric": default_rubric(name, ()),
-                    "pages": [
-                        {"page": p, "text": page_text(doc, p)} for p in model.ranked_pages(name, doc, options.pages)
-                    ],
+                    "pages": [{"page": p, "text": page_text(doc, p)} for p in pages],
                 }
-                for k, name in enumerate(chunk, start=1)
-            ]
-            out.append(Request(doc, {"id": item_id, "need": NEED, "conditions": conditions}))
-    return out
+                for k, (name, pages) in enumerate(conditions, start=1)
+            ],
+        },
+    )
 
 
 def apply_readings(evidence: Evidence, readings: Readings) -> Verified:

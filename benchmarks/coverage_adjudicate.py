@@ -1,0 +1,217 @@
+"""Adjudication of the pairs that two blind readers decided differently: the label's reader and the verifier.
+
+Run (after ``make demo-full`` and the verification readings of ``benchmarks/coverage_verified.py``):
+
+    .venv/bin/python benchmarks/coverage_adjudicate.py nclue-demo/bench-reader nclue-demo/collection \\
+        --verified nclue-demo/coverage-verify/verified.jsonl \\
+        --verified nclue-demo/coverage-verify-fresh/verified.jsonl \\
+        --verified nclue-demo/coverage-verify-census/verified.jsonl \\
+        --replies data/debian-docs/coverage-adjudicate/replies.jsonl --work nclue-demo/coverage-adjudicate
+
+A reader-judged benchmark's label for a (condition, document) pair is one blind reader's decision
+on two route pages (``judgments.jsonl``). Reader verification (``nclue coverage select
+--verify-model``) is a second blind reader's decision on the evidence's two best pages. Where both
+read a pair and disagree, neither is the truth: the label's reader may not have been shown the page
+that settles it, and the verifier may be wrong. As the audit does with splits (SPEC §7,
+expanded-page adjudication), a **third** blind reader is shown the union of the pages the two were
+shown, in page order, under the same rubric, prompt and verbatim-quote check, grouped by document
+(at most four conditions per prompt; prompt ids start with ``a``). Its decision settles the pair.
+
+The contested pairs are every disagreement in both directions (the verifier accepting a pair the
+label rejects, and rejecting one it accepts), so the adjudication favours neither reader. Pairs on
+which the two agree, and pairs the verifier never read (below the verification floor), keep their
+label: the adjudicated labels are the benchmark's labels with the splits settled.
+
+Writes ``WORK/adjudicated.jsonl`` (one row per contested pair: ``doc_id``, ``condition``, ``label``,
+``verified``, ``adjudicated``, ``shown``, ``quoted``), which ``benchmarks/coverage_verdicts.py
+--adjudicated`` reads, and prints, per direction, how often the third reader sided with each, and
+the pair precision and recall of the verified verdict and of ``P ≥ 0.5`` against both label sets.
+The second comparison is not neutral between the two verdicts: only the verifier's disagreements
+were adjudicated, so read the evidence's row against the original labels.
+
+Batch flow as in ``benchmarks/coverage_verified.py``: prompts that no reply answers are written to
+``WORK/requests.jsonl`` and ``WORK/prompts.jsonl``, and the script stops with exit code 3; replies
+are imported through the product's batch path (parser and quote check) into ``WORK/cache.jsonl``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from nclue.audit.machine import template_text
+from nclue.evidence.model import Calibration
+from nclue.evidence.signals import EvidenceSource
+from nclue.io import iter_jsonl, read_json, write_jsonl
+from nclue.llm.batch import read_requests
+from nclue.llm.cache import Asker, BatchPending, ResponseCache
+from nclue.llm.client import LLMConfig
+from nclue.reader.reading import read_all
+from nclue.reader.verified_coverage import VerifyOptions, reading_request
+from nclue.select.coverage_evidence import COVER_THRESHOLD, EvidenceModel
+from nclue.systems.registry import Workspace
+
+MODEL = "blind-reader"
+ADJUDICATED_FILE = "adjudicated.jsonl"
+
+
+def merged_verified(files: list[Path]) -> dict[tuple[str, str], bool]:
+    """``(doc_id, condition) → verified`` over the pairs some file read (``verified`` true or false with
+    ``P`` at or above the floor); a pair read twice with different answers is an error."""
+    out: dict[tuple[str, str], bool] = {}
+    floor = VerifyOptions().floor
+    for path in files:
+        for line, row in iter_jsonl(path):
+            if row["verified"] is None or row["p"] < floor:
+                continue
+            key = (row["doc_id"], row["condition"])
+            if key in out and out[key] != row["verified"]:
+                raise SystemExit(f"{path}:{line}: {key} was read twice with different answers")
+            out[key] = bool(row["verified"])
+    return out
+
+
+def rates(said: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
+    """``(precision, recall)`` of ``said`` against ``truth``; 0 where undefined."""
+    tp = float(np.sum(said & truth))
+    return (tp / max(float(np.sum(said)), 1.0), tp / max(float(np.sum(truth)), 1.0))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("bench", type=Path)
+    parser.add_argument("collection", type=Path)
+    parser.add_argument("--verified", type=Path, action="append", required=True, metavar="FILE")
+    parser.add_argument("--replies", type=Path, required=True, help="replies file ({custom_id, reply} lines)")
+    parser.add_argument("--work", type=Path, required=True, help="folder of the frozen cache and pending requests")
+    parser.add_argument("--answered-by", default=None, help="default: provenance.json beside the replies")
+    parser.add_argument("--answered-on", default=None, help="default: provenance.json beside the replies")
+    args = parser.parse_args()
+    missing = [str(p) for p in args.verified if not p.is_file()]
+    if missing:
+        parser.error(
+            f"--verified {missing[0]}: no such file; benchmarks/coverage_verified.py writes WORK/verified.jsonl"
+        )
+    provenance = args.replies.parent / "provenance.json"
+    known = read_json(provenance, "restore it from git") if provenance.is_file() else {}
+    options = VerifyOptions()
+
+    workspace = Workspace(args.collection)
+    source = EvidenceSource.from_workspace(workspace)
+    model = EvidenceModel(source, Calibration.load(None, source.describe["sources"]))
+    pairs = [row for _, row in iter_jsonl(args.bench / "judgments.jsonl")]
+    verified = merged_verified(args.verified)
+    contested = [
+        row
+        for row in pairs
+        if (key := (row["doc_id"], row["condition"])) in verified and verified[key] != bool(row["established"])
+    ]
+    by_doc: dict[str, list[dict]] = defaultdict(list)
+    for row in contested:
+        by_doc[row["doc_id"]].append(row)
+    requests, shown = [], {}
+    for doc, rows in sorted(by_doc.items()):
+        named = []
+        for row in rows:
+            pages = sorted(set(row["shown"]) | set(model.ranked_pages(row["condition"], doc, options.pages)))
+            shown[(doc, row["condition"])] = pages
+            named.append((row["condition"], pages))
+        for start in range(0, len(named), options.per_prompt):
+            requests.append(
+                reading_request(doc, named[start : start + options.per_prompt], workspace.store.page_text, "a")
+            )
+
+    args.work.mkdir(parents=True, exist_ok=True)
+    asker = Asker(
+        LLMConfig(model=MODEL),
+        ResponseCache(args.work / "cache.jsonl"),
+        "evaluate_item",
+        template_text(),
+        mode="batch",
+        batch_out=args.work / "requests.jsonl",
+        batch_in=args.replies if args.replies.is_file() else None,
+        answered_by=args.answered_by or known.get("answered_by", ""),
+        answered_on=args.answered_on or known.get("date"),
+    )
+    try:
+        readings = read_all(requests, asker)
+    except BatchPending as pending:
+        rows = [{"custom_id": c, "prompt": p} for c, p in read_requests(pending.path)]
+        write_jsonl(args.work / "prompts.jsonl", rows)
+        print(
+            f"{len(contested)} contested pairs in {len(requests)} prompts; {pending.pending} wait: "
+            f"{pending.path} and {args.work / 'prompts.jsonl'}"
+        )
+        sys.exit(3)
+
+    unread = [(r["doc_id"], r["condition"]) for r in contested if not readings.read(r["doc_id"], r["condition"])]
+    if unread:
+        sys.exit(f"{len(unread)} contested pairs have no valid reply (first: {unread[0]}); answer them and run again")
+    out, tally = [], Counter()
+    for row in contested:
+        key = (row["doc_id"], row["condition"])
+        quoted = sorted(readings.pages.get(key, ()))
+        decision = bool(quoted)
+        tally[(verified[key], decision)] += 1
+        out.append(
+            {
+                "doc_id": key[0],
+                "condition": key[1],
+                "label": bool(row["established"]),
+                "verified": verified[key],
+                "adjudicated": decision,
+                "shown": shown[key],
+                "quoted": quoted,
+            }
+        )
+    write_jsonl(args.work / ADJUDICATED_FILE, out)
+
+    settled = {(r["doc_id"], r["condition"]): r["adjudicated"] for r in out}
+    label = np.array([bool(r["established"]) for r in pairs])
+    adjudicated = np.array([settled.get((r["doc_id"], r["condition"]), bool(r["established"])) for r in pairs])
+    by_pair = defaultdict(list)
+    for i, r in enumerate(pairs):
+        by_pair[r["doc_id"]].append(i)
+    prob = np.zeros(len(pairs))
+    for doc, members in by_pair.items():
+        prob[members] = model.evidence([pairs[i]["condition"] for i in members], [doc]).probs[0]
+    said_verified = np.array(
+        [
+            verified.get((r["doc_id"], r["condition"]), False) if prob[i] >= options.floor else False
+            for i, r in enumerate(pairs)
+        ]
+    )
+    unknown = [
+        r for i, r in enumerate(pairs) if prob[i] >= options.floor and (r["doc_id"], r["condition"]) not in verified
+    ]
+    said_evidence = prob >= COVER_THRESHOLD
+
+    accepted, rejected = tally[(True, True)] + tally[(True, False)], tally[(False, True)] + tally[(False, False)]
+    print(
+        f"{args.bench}: {len(pairs)} read pairs, {len(verified)} verified; {len(contested)} contested in "
+        f"{len(requests)} prompts ({readings.malformed} malformed replies, {readings.rejected} rejected answers)"
+    )
+    print()
+    print("| the two readers | pairs | third reader: covered | third reader: not covered |")
+    print("| :--- | ---: | ---: | ---: |")
+    print(f"| verifier covered, label not | {accepted} | {tally[(True, True)]} | {tally[(True, False)]} |")
+    print(f"| label covered, verifier not | {rejected} | {tally[(False, True)]} | {tally[(False, False)]} |")
+    print()
+    if unknown:
+        print(
+            f"({len(unknown)} eligible pairs were not verified by the given files: the verified rows count them as not covered)\n"
+        )
+    print("| verdict | against | precision | recall |")
+    print("| :--- | :--- | ---: | ---: |")
+    for name, said in (("reader-verified", said_verified), ("evidence `P ≥ 0.5`", said_evidence)):
+        for against, truth in (("the benchmark's labels", label), ("the adjudicated labels", adjudicated)):
+            precision, recall = rates(said, truth)
+            print(f"| {name} | {against} | {precision:.3f} | {recall:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
