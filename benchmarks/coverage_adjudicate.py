@@ -29,6 +29,11 @@ the pair precision and recall of the verified verdict and of ``P ≥ 0.5`` again
 The second comparison is not neutral between the two verdicts: only the verifier's disagreements
 were adjudicated, so read the evidence's row against the original labels.
 
+``--control SEED:NEG:POS`` reads a control instead, with the same construction: a seeded random
+sample of NEG pairs both readers rejected and POS pairs both accepted (``WORK/control.jsonl``). How
+often the third reader accepts an agreed negative says how lenient it is, or how many true
+positives both earlier readers missed; an agreed positive it rejects says how strict.
+
 Batch flow as in ``benchmarks/coverage_verified.py``: prompts that no reply answers are written to
 ``WORK/requests.jsonl`` and ``WORK/prompts.jsonl``, and the script stops with exit code 3; replies
 are imported through the product's batch path (parser and quote check) into ``WORK/cache.jsonl``.
@@ -57,6 +62,7 @@ from nclue.systems.registry import Workspace
 
 MODEL = "blind-reader"
 ADJUDICATED_FILE = "adjudicated.jsonl"
+CONTROL_FILE = "control.jsonl"
 
 
 def merged_verified(files: list[Path]) -> dict[tuple[str, str], bool]:
@@ -75,6 +81,32 @@ def merged_verified(files: list[Path]) -> dict[tuple[str, str], bool]:
     return out
 
 
+def control_spec(text: str) -> tuple[int, int, int]:
+    """``--control SEED:NEG:POS`` as three integers, or an argparse error that shows the form."""
+    parts = text.split(":")
+    if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
+        raise argparse.ArgumentTypeError(f"{text!r}: give SEED:NEG:POS, e.g. 31:80:40")
+    seed, negatives, positives = (int(p) for p in parts)
+    return seed, negatives, positives
+
+
+def control_sample(
+    pairs: list[dict], verified: dict[tuple[str, str], bool], seed: int, negatives: int, positives: int
+) -> list[dict]:
+    """A seeded simple random sample of ``negatives`` pairs both readers rejected and ``positives`` pairs
+    both accepted (judgment order kept)."""
+    rng = np.random.default_rng(seed)
+    chosen = []
+    for decision, size in ((False, negatives), (True, positives)):
+        agreed = [
+            i
+            for i, row in enumerate(pairs)
+            if verified.get((row["doc_id"], row["condition"])) is decision and bool(row["established"]) is decision
+        ]
+        chosen += rng.choice(agreed, size=min(size, len(agreed)), replace=False).tolist()
+    return [pairs[i] for i in sorted(chosen)]
+
+
 def rates(said: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
     """``(precision, recall)`` of ``said`` against ``truth``; 0 where undefined."""
     tp = float(np.sum(said & truth))
@@ -90,6 +122,14 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True, help="folder of the frozen cache and pending requests")
     parser.add_argument("--answered-by", default=None, help="default: provenance.json beside the replies")
     parser.add_argument("--answered-on", default=None, help="default: provenance.json beside the replies")
+    parser.add_argument(
+        "--control",
+        type=control_spec,
+        default=None,
+        metavar="SEED:NEG:POS",
+        help="read a control instead of the splits: a seeded random sample of NEG pairs both readers rejected "
+        "and POS pairs both accepted, shown the same union of pages",
+    )
     args = parser.parse_args()
     missing = [str(p) for p in args.verified if not p.is_file()]
     if missing:
@@ -105,11 +145,12 @@ def main() -> None:
     model = EvidenceModel(source, Calibration.load(None, source.describe["sources"]))
     pairs = [row for _, row in iter_jsonl(args.bench / "judgments.jsonl")]
     verified = merged_verified(args.verified)
-    contested = [
+    split = [
         row
         for row in pairs
         if (key := (row["doc_id"], row["condition"])) in verified and verified[key] != bool(row["established"])
     ]
+    contested = split if args.control is None else control_sample(pairs, verified, *args.control)
     by_doc: dict[str, list[dict]] = defaultdict(list)
     for row in contested:
         by_doc[row["doc_id"]].append(row)
@@ -168,6 +209,19 @@ def main() -> None:
                 "quoted": quoted,
             }
         )
+    if args.control is not None:
+        write_jsonl(args.work / CONTROL_FILE, out)
+        print(
+            f"{args.bench}: control of {len(contested)} pairs both readers agreed on, {len(requests)} prompts "
+            f"({readings.malformed} malformed replies, {readings.rejected} rejected answers)\n"
+        )
+        print("| both readers | pairs | third reader: covered | third reader: not covered |")
+        print("| :--- | ---: | ---: | ---: |")
+        for decision, name in ((False, "not covered"), (True, "covered")):
+            print(
+                f"| {name} | {sum(tally[(decision, x)] for x in (True, False))} | {tally[(decision, True)]} | {tally[(decision, False)]} |"
+            )
+        return
     write_jsonl(args.work / ADJUDICATED_FILE, out)
 
     settled = {(r["doc_id"], r["condition"]): r["adjudicated"] for r in out}
