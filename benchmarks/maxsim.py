@@ -19,8 +19,8 @@ mean top-10 overlap |top10(stored) ∩ top10(exact)| / max(|top10(stored)|, |top
 ``--reference`` (an earlier exact run file, e.g. ``nclue-demo/runs/maxsim.joint_ptop3-*.trec``
 made before the token index existed) the top-10 overlap and n-Clue Score against it are
 reported too. Also the token index's size in total and per page. ``--fill-to 300`` also times
-300 distinct query texts on a benchmark with fewer queries: after its queries, the first ones again
-in another wording (``--fill-form``, default ``natural``: "Find the document that discusses ..."),
+up to 300 distinct query texts on a benchmark with fewer queries (at most twice its queries): after
+its queries, the first ones again in another wording (``--fill-form``, default ``natural``: "Find the document that discusses ..."),
 in the same process, so the conditions recur as they do across a benchmark's queries. The load average is printed
 before and after: read the ratio, not the seconds, on a shared machine.
 """
@@ -69,8 +69,8 @@ def main() -> None:
         "--fill-to",
         type=int,
         default=0,
-        help="also time the stored path on N distinct query texts: the benchmark's queries, then the first "
-        "ones again in the --fill-form wording, in one process as nclue run would (0 = off)",
+        help="also time the stored path on up to N distinct query texts (at most twice the benchmark's queries): "
+        "its queries, then the first ones again in the --fill-form wording, in one process as nclue run would (0 = off)",
     )
     parser.add_argument("--fill-form", default="natural", help="the second wording for --fill-to (default natural)")
     args = parser.parse_args()

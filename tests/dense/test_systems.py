@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 
 import numpy as np
 import pytest
@@ -262,6 +263,44 @@ def test_dense_prefetch_gives_each_text_its_scores_alone_from_one_encoder_batch(
     assert calls == [len(texts)]
     np.testing.assert_array_equal(ahead.page_scores(texts), reference)
     assert calls == [len(texts)]  # the rows were cached
+
+
+@pytest.mark.slow
+def test_prefetch_pipeline_with_many_groups_and_a_failing_group(token_collection, probe_rows, monkeypatch):
+    """With groups of 2 (five groups for nine texts) the pipeline gives the serial scores; an error in the
+    encoding thread reaches the caller, the later groups are cancelled, and the thread limits come back."""
+    import numba
+    from threadpoolctl import threadpool_info
+
+    from nclue.systems import late_interaction
+
+    ws = Workspace(token_collection)
+    texts = [*CONDITIONS, "algorithm pseudocode with line numbers", *(ws.store.texts[r][:300] for r in probe_rows)]
+    texts += ["a table of contents and an index of names"] * (9 - len(texts))
+    reference = fresh_maxsim(ws).page_scores(texts)
+    monkeypatch.setattr(late_interaction, "PREFETCH_FIRST", 1)
+    monkeypatch.setattr(late_interaction, "PREFETCH_GROUP", 2)
+    ahead = fresh_maxsim(ws)
+    ahead.prefetch(texts)
+    np.testing.assert_array_equal(ahead.page_scores(texts), reference)
+
+    threads = (numba.get_num_threads(), [i["num_threads"] for i in threadpool_info()])
+    encode = late_interaction.encode_with_tokens_as_alone
+    calls = []
+
+    def failing(encoder, group):  # the first group fails; each later one takes 0.2 s
+        calls.append(len(group))
+        if len(calls) == 1:
+            raise NclueError("the encoder failed")
+        time.sleep(0.2)
+        return encode(encoder, group)
+
+    monkeypatch.setattr(late_interaction, "encode_with_tokens_as_alone", failing)
+    broken = fresh_maxsim(ws)
+    with pytest.raises(NclueError, match="the encoder failed"):
+        broken.prefetch([f"{t} again" for t in texts])
+    assert len(calls) <= 2  # the groups after the failure were cancelled, not encoded
+    assert (numba.get_num_threads(), [i["num_threads"] for i in threadpool_info()]) == threads
 
 
 @pytest.mark.slow

@@ -21,13 +21,14 @@ def _mixed_texts(page_texts: list[str]) -> list[str]:
     return out
 
 
-def test_onnx_fp32_batches_are_bit_identical_to_texts_alone(page_texts: list[str]) -> None:
+def test_onnx_fp32_texts_get_their_vectors_alone_batched_or_not(page_texts: list[str]) -> None:
     from nclue.models.encoder import load_encoder
 
     encoder = load_encoder(None, backend="onnx", threads=2)
     texts = _mixed_texts(page_texts)
     alone = [encoder.encode_with_tokens([t]) for t in texts]
-    assert batch_independent(encoder)
+    # The probe passes on the machines measured (benchmarks/RESULTS.md); where it does not, the texts
+    # are encoded one by one and the equalities below hold all the same.
     pooled = encode_as_alone(encoder, texts)
     both, tokens = encode_with_tokens_as_alone(encoder, texts)
     for i, (one_pooled, one_tokens) in enumerate(alone):
@@ -78,3 +79,45 @@ def test_no_probe_for_fewer_than_two_texts(texts: list[str]) -> None:
     encoder = _BatchDependent()
     assert encode_as_alone(encoder, texts).shape == (len(texts), 4)
     assert encoder.calls == [1] * len(texts)
+
+
+class _NoTokens(_BatchDependent):
+    """A batch-independent encoder without token vectors (as a static model2vec model)."""
+
+    def encode(self, texts):  # noqa: ANN001, ANN201
+        self.calls.append(len(texts))
+        return np.array([[len(t), 0.0, 0.0, 1.0] for t in texts], dtype=np.float32)
+
+    def token_vectors(self, texts):  # noqa: ANN001, ANN201
+        from nclue.errors import NclueError
+
+        raise NclueError("the static backend has no contextual token vectors")
+
+
+def test_an_encoder_without_token_vectors_batches_its_pooled_vectors_only() -> None:
+    encoder = _NoTokens()
+    assert batch_independent(encoder)
+    assert not batch_independent(encoder, tokens=True)
+    encoder.calls.clear()
+    np.testing.assert_array_equal(encode_as_alone(encoder, ["a", "bcd"])[:, 0], [1, 3])
+    assert encoder.calls == [2]
+
+
+class _Slotted:
+    """An encoder that cannot be weakly referenced: its verdict cannot be remembered."""
+
+    __slots__ = ("calls",)
+    dim = 4
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def encode(self, texts):  # noqa: ANN001, ANN201
+        self.calls.append(len(texts))
+        return np.ones((len(texts), 4), dtype=np.float32)
+
+
+def test_an_encoder_that_cannot_be_weakly_referenced_gets_one_text_per_call_and_no_probe() -> None:
+    encoder = _Slotted()
+    encode_as_alone(encoder, ["a", "b", "c"])
+    assert encoder.calls == [1, 1, 1]

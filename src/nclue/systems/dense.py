@@ -97,18 +97,20 @@ class DenseBackbone:
         """Query vectors, cached by text (conditions recur across systems and queries).
 
         Each text gets the vector it has encoded alone (:func:`~nclue.models.batching.encode_as_alone`:
-        one batch where the encoder is verified batch-independent, else one forward pass per text), so
+        one batch where the encoder passed the batching probe, else one forward pass per text), so
         a vector depends on its text only and a run's scores do not depend on the runs (or processes)
         that filled the cache before it.
         """
         missing = [text for text in dict.fromkeys(texts) if text not in self._cache]
-        for text, vector in zip(missing, encode_as_alone(self.encoder, missing), strict=True):
-            self._cache[text] = vector
+        vectors = dict(zip(missing, encode_as_alone(self.encoder, missing), strict=True))
         for text in texts:
-            self._cache.move_to_end(text)
+            if text in self._cache:
+                self._cache.move_to_end(text)
+                vectors.setdefault(text, self._cache[text])
+        self._cache.update(vectors)
         while len(self._cache) > CACHE_TEXTS:
             self._cache.popitem(last=False)
-        return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.vectors.shape[1]), np.float32)
+        return np.stack([vectors[t] for t in texts]) if texts else np.zeros((0, self.vectors.shape[1]), np.float32)
 
     def clear_cache(self) -> None:
         """Forget every cached query vector and page-score row, e.g. to time cold queries."""
@@ -125,10 +127,13 @@ class DenseBackbone:
     def prefetch(self, texts: Sequence[str]) -> None:
         """Prepare a batch's texts (``nclue run`` hands over each batch of queries): their vectors in one
         encoder call where that is exact (:meth:`encode`) and their page rows, cached, so that the
-        queries that follow compute neither. The results are those of encoding and scoring each text
-        when it is first asked for."""
+        queries that follow compute neither (the rows only while the batch's rows fit
+        :data:`CACHE_PAGE_ROWS_BYTES`). The results are those of encoding and scoring each text when it
+        is first asked for."""
         texts = list(dict.fromkeys(texts))
         self.encode(texts)
+        if len(texts) > CACHE_PAGE_ROWS_BYTES // max(self.pages.n_pages * 4, 1):
+            return  # the rows would not stay cached until the queries read them
         for start in range(0, len(texts), CACHE_CALL_TEXTS):
             self.page_scores(texts[start : start + CACHE_CALL_TEXTS])
 

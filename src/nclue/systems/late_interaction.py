@@ -180,7 +180,7 @@ class MaxSimBackbone:
         return pools
 
     def text_pool(self, text: str) -> TextPool:
-        """The pool of ``text`` (:meth:`new_pool`), cached by text."""
+        """The pool of ``text`` (:meth:`new_pools`), cached by text."""
         pool = self._pools.get(text)
         if pool is None:
             pool = self.keep(text, self.new_pools([text])[0])
@@ -242,7 +242,9 @@ class MaxSimBackbone:
                     for name in ("encode", "rows")
                 )
                 encoded = [encoder.submit(encode_with_tokens_as_alone, self.dense.encoder, g) for g in groups]
-                made = (f.result() for f in [rows.submit(self.pools_of, g, e) for g, e in zip(groups, encoded)])
+                pending = [rows.submit(self.pools_of, g, e) for g, e in zip(groups, encoded, strict=True)]
+                stack.callback(lambda: [f.cancel() for f in (*encoded, *pending)])  # on an error, stop at once
+                made = (f.result() for f in pending)
             for number, (group, pools) in enumerate(zip(groups, made, strict=True), 1):
                 if number == len(groups):
                     limits.close()  # the other threads are done: the scoring gets every core again
