@@ -16,9 +16,9 @@ Batching can be exact when the forward pass treats rows independently and paddin
   rows change nothing.
 
 ONNX Runtime's fp32 MiniLM graph was bit-identical on a 2-core AVX-512 machine: 520 query and page
-texts of 1–256 tokens, in random batches of 2–64, at 1 to 16 threads, gave every pooled and token
-vector as when encoded alone. Its int8 graph, PyTorch fp32 and bfloat16 are not (most vectors move
-in the last bits).
+texts of 1–256 tokens in random batches of 2–64 at two threads, and 242 more at 1, 2, 4 and 16
+threads, each gave every pooled and token vector as when encoded alone. Its int8 graph, PyTorch
+fp32 and bfloat16 are not batch-independent: most vectors move in the last bits.
 
 So batching is checked, not assumed. :func:`batch_independent` encodes :data:`PROBE_TEXTS` one by
 one and then together, once per encoder. The check covers the pooled vectors, plus the token
