@@ -48,14 +48,12 @@ from pathlib import Path
 
 import numpy as np
 
-from nclue.audit.machine import template_text
+from nclue.errors import NclueError
 from nclue.evidence.model import Calibration
 from nclue.evidence.signals import EvidenceSource
 from nclue.io import iter_jsonl, read_json, write_jsonl
-from nclue.llm.batch import read_requests
-from nclue.llm.cache import Asker, BatchPending, ResponseCache
-from nclue.llm.client import LLMConfig
-from nclue.reader.reading import read_all
+from nclue.llm.cache import BatchPending
+from nclue.reader.reading import read_from_files
 from nclue.reader.verified_coverage import VerifyOptions, reading_request
 from nclue.select.coverage_evidence import COVER_THRESHOLD, EvidenceModel
 from nclue.systems.registry import Workspace
@@ -166,23 +164,16 @@ def main() -> None:
                 reading_request(doc, named[start : start + options.per_prompt], workspace.store.page_text, "a")
             )
 
-    args.work.mkdir(parents=True, exist_ok=True)
-    asker = Asker(
-        LLMConfig(model=MODEL),
-        ResponseCache(args.work / "cache.jsonl"),
-        "evaluate_item",
-        template_text(),
-        mode="batch",
-        batch_out=args.work / "requests.jsonl",
-        batch_in=args.replies if args.replies.is_file() else None,
-        answered_by=args.answered_by or known.get("answered_by", ""),
-        answered_on=args.answered_on or known.get("date"),
-    )
     try:
-        readings = read_all(requests, asker)
+        readings = read_from_files(
+            requests,
+            args.work,
+            args.replies,
+            MODEL,
+            args.answered_by or known.get("answered_by", ""),
+            args.answered_on or known.get("date"),
+        )
     except BatchPending as pending:
-        rows = [{"custom_id": c, "prompt": p} for c, p in read_requests(pending.path)]
-        write_jsonl(args.work / "prompts.jsonl", rows)
         print(
             f"{len(contested)} contested pairs in {len(requests)} prompts; {pending.pending} wait: "
             f"{pending.path} and {args.work / 'prompts.jsonl'}"
@@ -268,4 +259,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except NclueError as exc:  # a damaged input file: its line and the fix, without a traceback
+        sys.exit(f"error: {exc}")

@@ -42,14 +42,12 @@ from pathlib import Path
 
 import numpy as np
 
-from nclue.audit.machine import template_text
+from nclue.errors import NclueError
 from nclue.evidence.model import Calibration
 from nclue.evidence.signals import EvidenceSource
 from nclue.io import iter_jsonl, read_json, write_jsonl
-from nclue.llm.batch import read_requests
-from nclue.llm.cache import Asker, BatchPending, ResponseCache
-from nclue.llm.client import LLMConfig
-from nclue.reader.reading import read_all
+from nclue.llm.cache import BatchPending
+from nclue.reader.reading import read_from_files
 from nclue.reader.verified_coverage import VerifyOptions, apply_readings, verification_requests
 from nclue.select.coverage_evidence import COVER_THRESHOLD, EvidenceModel
 from nclue.systems.registry import Workspace
@@ -172,24 +170,9 @@ def main() -> None:
         evidences[doc] = (ev, members)
         requests += verification_requests(model, ev, workspace.store.page_text, options)
 
-    args.work.mkdir(parents=True, exist_ok=True)
-    replies = args.replies
-    asker = Asker(
-        LLMConfig(model=MODEL),
-        ResponseCache(args.work / "cache.jsonl"),
-        "evaluate_item",
-        template_text(),
-        mode="batch",
-        batch_out=args.work / "requests.jsonl",
-        batch_in=replies if replies.is_file() else None,
-        answered_by=answered_by,
-        answered_on=answered_on,
-    )
     try:
-        readings = read_all(requests, asker)
+        readings = read_from_files(requests, args.work, args.replies, MODEL, answered_by, answered_on)
     except BatchPending as pending:
-        rows = [{"custom_id": c, "prompt": p} for c, p in read_requests(pending.path)]
-        write_jsonl(args.work / "prompts.jsonl", rows)
         print(f"{pending.pending} of {len(requests)} prompts wait: {pending.path} and {args.work / 'prompts.jsonl'}")
         sys.exit(3)
 
@@ -306,4 +289,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except NclueError as exc:  # a damaged input file: its line and the fix, without a traceback
+        sys.exit(f"error: {exc}")

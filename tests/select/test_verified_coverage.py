@@ -257,3 +257,36 @@ def test_reply_options_without_a_reader_and_a_floor_above_one_half_are_refused(c
                  "--verify-floor", "0.7", "--verify-batch-out", str(tmp_path / "a.jsonl"))  # fmt: skip
     assert result.exit_code == 2 and "verify floor 0.7 must lie in (0, 0.5]" in result.output
     assert not (tmp_path / "a.jsonl").exists()
+
+
+def test_reading_from_files_stops_with_the_prompts_then_reads_the_replies_and_the_cache(tmp_path):
+    """``read_from_files``: no replies → BatchPending with every prompt in ``prompts.jsonl`` (the request's
+    own prompt text); replies imported → the quoted pages; the replies gone → the frozen cache answers."""
+    from nclue.llm.cache import BatchPending
+    from nclue.reader.reading import read_from_files
+    from nclue.reader.verified_coverage import reading_request
+
+    pages = {
+        3: "Line numbering\nThe lineno package numbers every line of the text.",
+        8: "An index entry: footnotes, 12",
+    }
+    requests = [
+        reading_request("d/one", [("line numbering", [8, 3]), ("footnotes", [8])], lambda doc, p: pages[p], "a")
+    ]
+    assert requests[0].item["id"].startswith("a")
+    assert [p["page"] for p in requests[0].item["conditions"][0]["pages"]] == [8, 3]  # the given order
+    work, replies = tmp_path / "work", tmp_path / "replies.jsonl"
+    with pytest.raises(BatchPending):
+        read_from_files(requests, work, replies, "reader:F")
+    prompts = [json.loads(line) for line in (work / "prompts.jsonl").read_text().splitlines()]
+    assert [p["prompt"] for p in prompts] == [requests[0].prompt]
+    replies.write_text(
+        "".join(
+            json.dumps({"custom_id": p["custom_id"], "reply": answer(p["prompt"], "line numbering")}) + "\n"
+            for p in prompts
+        )
+    )
+    readings = read_from_files(requests, work, replies, "reader:F", answered_by="test")
+    assert readings.pages == {("d/one", "line numbering"): (8,), ("d/one", "footnotes"): ()}
+    replies.unlink()
+    assert read_from_files(requests, work, replies, "reader:F").pages == readings.pages

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from nclue.audit.audit_params import PoolParams
 from nclue.audit.machine import parse_reply, prompt_for
@@ -178,3 +179,43 @@ def read_all(requests: list[Request], asker: Asker, forget_failed: bool = False)
             out.pages[(request.doc_id, cond["name"])] = tuple(sorted({p for p, _ in evidence})) if answer else ()
     asker.finish()
     return out
+
+
+def read_from_files(
+    requests: list[Request],
+    work: Path,
+    replies: Path,
+    model: str,
+    answered_by: str = "",
+    answered_on: str | None = None,
+) -> Readings:
+    """:func:`read_all` in batch mode over files in ``work``, for replies that people or helpers write.
+
+    Replies are frozen in ``work/cache.jsonl``; ``replies`` (``{custom_id, reply}`` lines) is imported
+    when it exists. When prompts are still unanswered, they are written to ``work/requests.jsonl``
+    (batch rows) and ``work/prompts.jsonl`` (``{custom_id, prompt}`` lines, the form a reader is
+    given), and :class:`nclue.llm.cache.BatchPending` is raised.
+    """
+    from nclue.audit.machine import template_text
+    from nclue.io import write_jsonl
+    from nclue.llm.batch import read_requests
+    from nclue.llm.cache import BatchPending, ResponseCache
+    from nclue.llm.client import LLMConfig
+
+    work.mkdir(parents=True, exist_ok=True)
+    asker = Asker(
+        LLMConfig(model=model),
+        ResponseCache(work / "cache.jsonl"),
+        "evaluate_item",
+        template_text(),
+        mode="batch",
+        batch_out=work / "requests.jsonl",
+        batch_in=replies if replies.is_file() else None,
+        answered_by=answered_by,
+        answered_on=answered_on,
+    )
+    try:
+        return read_all(requests, asker)
+    except BatchPending as pending:
+        write_jsonl(work / "prompts.jsonl", [{"custom_id": c, "prompt": p} for c, p in read_requests(pending.path)])
+        raise
